@@ -1,0 +1,42 @@
+// Artifacts on disk: a directory of files (manifest.json, graph.json,
+// plan.json, weights/*.npz, ...) written all-or-nothing.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace eulernpu::host {
+
+// Relative path -> contents. std::map keeps the order deterministic.
+using FileSet = std::map<std::string, std::vector<uint8_t>>;
+
+// Upper bound on one artifact file read into memory.
+constexpr uint64_t kMaxArtifactFileBytes = 4ull << 30;
+
+class Artifact {
+ public:
+  // Opens an artifact directory. Throws UserError if it is not one.
+  static Artifact open(const std::filesystem::path& path);
+
+  // Contents of a file inside the artifact; throws UserError if missing or
+  // larger than kMaxArtifactFileBytes.
+  std::vector<uint8_t> read(const std::string& relative) const;
+  // "ARTIFACT/relative", for error messages.
+  std::string describe(const std::string& relative) const;
+  const std::filesystem::path& path() const { return root_; }
+
+ private:
+  explicit Artifact(std::filesystem::path root) : root_(std::move(root)) {}
+  std::filesystem::path root_;
+};
+
+// Writes `files` as a new directory at `out`: into a temporary sibling
+// first, then renamed into place, so `out` is either the complete new
+// artifact or untouched. An existing artifact at `out` is replaced; any
+// other existing file or directory is an error.
+void write_artifact_dir(const std::filesystem::path& out, const FileSet& files);
+
+}  // namespace eulernpu::host

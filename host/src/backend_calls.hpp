@@ -1,0 +1,42 @@
+// Host-side calls into backend plugins, with their results in host types.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "artifact.hpp"
+#include "host_api.hpp"
+#include "onnx/onnx_pb.h"
+#include "plugin_registry.hpp"
+
+namespace eulernpu::host {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+std::vector<DeviceInfo> list_devices(const LoadedPlugin& backend);
+
+// One entry per node: can `backend` lower it, and why not.
+std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backend,
+                                                       const onnx::ModelProto& model,
+                                                       const KeyValues& options);
+
+// Throws "backend lowering missing for op X" for the first unsupported node,
+// listing every unsupported node in `where`.
+void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                       const KeyValues& options);
+
+// The device named `device` (or the backend's first one if empty) and the
+// core mode (its default if empty), checked against each other.
+std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
+                                                  const std::string& device,
+                                                  const std::string& core_mode);
+
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
+              const KeyValues& options);
+
+std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
+                                 const KeyValues& options,
+                                 const std::vector<Tensor>& inputs);
+
+}  // namespace eulernpu::host

@@ -1,0 +1,58 @@
+#include "cli.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "error.hpp"
+
+namespace eulernpu::host {
+
+const PluginRegistry& Context::registry() {
+  if (!registry_) {
+    const char* env = std::getenv("EULERNPU_PLUGIN_PATH");
+    registry_ = std::make_unique<PluginRegistry>(PluginRegistry::discover(
+        plugin_dirs, env ? env : "", installed_plugin_dir));
+  }
+  return *registry_;
+}
+
+std::string Context::search_path_string() {
+  std::string s;
+  for (const SearchDir& d : registry().search_path()) {
+    s += (s.empty() ? "" : ":") + d.path.string();
+  }
+  return s;
+}
+
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
+                                                  int argc, char** argv) {
+  options.add_options()("h,help", "show this help");
+  try {
+    auto result = options.parse(argc, argv);
+    if (result.count("help")) {
+      std::printf("%s\n", options.help().c_str());
+      return std::nullopt;
+    }
+    if (!result.unmatched().empty()) {
+      throw UserError("invalid command line",
+                      "unexpected argument '" + result.unmatched().front() +
+                          "' for '" + options.program() + "'",
+                      "see 'eulernpu " + options.program() + " --help'");
+    }
+    return result;
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw UserError("invalid command line", options.program() + ": " + e.what(),
+                    "see 'eulernpu " + options.program() + " --help'");
+  }
+}
+
+void require(const cxxopts::ParseResult& args, const std::string& command,
+             const std::string& name) {
+  if (!args.count(name)) {
+    throw UserError("missing required option",
+                    "'eulernpu " + command + "' needs --" + name,
+                    "see 'eulernpu " + command + " --help'");
+  }
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,85 @@
+// eulernpu compile: source model -> IR -> artifact lowered for a backend.
+#include <cstdio>
+
+#include "backend_calls.hpp"
+#include "cli.hpp"
+#include "error.hpp"
+#include "manifest.hpp"
+#include "model.hpp"
+
+namespace eulernpu::host {
+
+int cmd_compile(Context& ctx, int argc, char** argv) {
+  cxxopts::Options options("compile",
+                           "Compile a model into an artifact for a backend.");
+  options.add_options()("spec", "spec.yaml model", cxxopts::value<std::string>())(
+      "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
+      "model", "model file of any loaded frontend (e.g. .onnx)",
+      cxxopts::value<std::string>())("out", "artifact directory to write",
+                                     cxxopts::value<std::string>())(
+      "backend", "lowering target",
+      cxxopts::value<std::string>()->default_value("cpu_ref"))(
+      "target-device", "device of the backend (default: its first)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "inference-scheme", "core mode baked into the artifact (default: the device's)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "frontend", "frontend to read the model with (default: by extension)",
+      cxxopts::value<std::string>()->default_value(""));
+  auto args = parse_command(options, argc, argv);
+  if (!args) return 0;
+  require(*args, "compile", "out");
+  if (args->count("spec") + args->count("model") != 1) {
+    throw UserError("missing required option",
+                    "'eulernpu compile' needs exactly one of --spec or --model",
+                    "see 'eulernpu compile --help'");
+  }
+  const std::string model_path = (*args)[args->count("spec") ? "spec" : "model"].as<std::string>();
+
+  const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
+  const auto [device, core_mode] =
+      resolve_target(backend, (*args)["target-device"].as<std::string>(),
+                     (*args)["inference-scheme"].as<std::string>());
+
+  ImportOptions import;
+  import.frontend = (*args)["frontend"].as<std::string>();
+  if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
+  const ImportedModel m = import_model(ctx.registry(), model_path, import);
+  if (!m.unbound_weights.empty()) {
+    throw UserError("weights not provided",
+                    "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() +
+                        "'" +
+                        (m.unbound_weights.size() > 1
+                             ? " and " + std::to_string(m.unbound_weights.size() - 1) +
+                                   " more"
+                             : ""),
+                    "pass the weights file with --weights");
+  }
+
+  const KeyValues backend_options = {{"target_device", device.name},
+                                     {"inference_scheme", core_mode},
+                                     {"plugin_dirs", ctx.search_path_string()}};
+  require_supported(backend, m.model, backend_options);
+  FileSet files = lower(backend, m.model, backend_options);
+  if (files.count("manifest.json")) {
+    throw UserError("plugin produced an invalid graph",
+                    "backend '" + backend.name + "' wrote manifest.json itself",
+                    "report this to the plugin's author");
+  }
+
+  BuildRecord record;
+  record.frontend = m.frontend;
+  record.backend = &backend;
+  record.target_device = device.name;
+  record.core_mode = core_mode;
+  record.model_path = model_path;
+  record.weights_path = import.weights ? import.weights->string() : "";
+  record.command_line = ctx.command_line;
+  files["manifest.json"] = make_manifest(record, m.model, files);
+  write_artifact_dir((*args)["out"].as<std::string>(), files);
+
+  const int ops = m.model.graph().node_size();
+  std::printf("Compile  OK: %d op%s lowered · plan written\n", ops, ops == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,124 @@
+// eulernpu run: execute an artifact on the backend it was lowered for.
+#include <cstdio>
+
+#include "backend_calls.hpp"
+#include "cli.hpp"
+#include "error.hpp"
+#include "manifest.hpp"
+#include "npz.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+// Every input the model declares must be given with its dtype and shape.
+void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inputs,
+                  const std::string& input_path) {
+  std::set<std::string> expected;
+  for (const auto& decl : manifest["inputs"]) {
+    const std::string name = decl.value("name", "");
+    expected.insert(name);
+    const Tensor* found = nullptr;
+    for (const Tensor& t : inputs) {
+      if (t.name == name) found = &t;
+    }
+    if (!found) {
+      throw UserError("input tensor key not found",
+                      "the model needs input '" + name + "'; " + input_path +
+                          " does not have it",
+                      "save the input under the key '" + name + "'");
+    }
+    const std::string dtype = decl.value("dtype", "");
+    if (dtype_name(found->dtype) != dtype) {
+      throw UserError("input tensor dtype mismatch",
+                      "input '" + name + "' in " + input_path + " is " +
+                          dtype_name(found->dtype) + "; the model needs " + dtype,
+                      "convert it, e.g. numpy's .astype(np." + dtype + ")");
+    }
+    const auto shape = decl.value("shape", std::vector<int64_t>{});
+    bool ok = shape.size() == found->shape.size();
+    for (size_t i = 0; ok && i < shape.size(); ++i) {
+      ok = shape[i] < 0 || shape[i] == found->shape[i];
+    }
+    if (!ok) {
+      throw UserError("input tensor shape mismatch",
+                      "input '" + name + "' in " + input_path + " has shape " +
+                          shape_string(found->shape) + "; the model needs " +
+                          shape_string(shape),
+                      "reshape the input, or recompile for this shape");
+    }
+  }
+  for (const Tensor& t : inputs) {
+    if (!expected.count(t.name)) {
+      throw UserError("input tensor not in model",
+                      input_path + " has '" + t.name + "', which is not an input of the model",
+                      "remove it or rename it to one of the model's inputs");
+    }
+  }
+}
+
+}  // namespace
+
+int cmd_run(Context& ctx, int argc, char** argv) {
+  cxxopts::Options options("run", "Run an artifact on the backend it was compiled for.");
+  options.add_options()("artifact", "artifact directory", cxxopts::value<std::string>())(
+      "input", "input tensors (.npz, keyed by input name)", cxxopts::value<std::string>())(
+      "out", "result .npz to write", cxxopts::value<std::string>())(
+      "inference-scheme", "must match the artifact's core mode if given",
+      cxxopts::value<std::string>()->default_value(""))(
+      "threads", "worker threads (0 = backend default)",
+      cxxopts::value<int>()->default_value("0"));
+  auto args = parse_command(options, argc, argv);
+  if (!args) return 0;
+  for (const char* name : {"artifact", "input", "out"}) require(*args, "run", name);
+
+  const Artifact artifact = Artifact::open((*args)["artifact"].as<std::string>());
+  const nlohmann::json manifest = read_manifest(artifact);
+  const std::string scheme = (*args)["inference-scheme"].as<std::string>();
+  const std::string baked = manifest.value("core_mode", "");
+  if (!scheme.empty() && scheme != baked) {
+    throw UserError("inference scheme differs from the artifact",
+                    "the artifact was compiled for core mode '" + baked +
+                        "', not '" + scheme + "'",
+                    "recompile with 'eulernpu compile ... --inference-scheme " + scheme +
+                        "'; the core mode is fixed at compile time");
+  }
+  if ((*args)["threads"].as<int>() < 0) {
+    throw UserError("invalid command line", "--threads must be 0 or more",
+                    "see 'eulernpu run --help'");
+  }
+  const LoadedPlugin& backend =
+      ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
+
+  const std::string input_path = (*args)["input"].as<std::string>();
+  const std::vector<Tensor> inputs = read_npz(input_path);
+  check_inputs(manifest, inputs, input_path);
+
+  const KeyValues run_options = {
+      {"threads", std::to_string((*args)["threads"].as<int>())},
+      {"inference_scheme", baked},
+      {"plugin_dirs", ctx.search_path_string()}};
+  std::vector<Tensor> outputs = run_artifact(backend, artifact, run_options, inputs);
+
+  // Outputs in the model's order, each exactly once.
+  std::vector<Tensor> ordered;
+  for (const auto& decl : manifest["outputs"]) {
+    const std::string name = decl.value("name", "");
+    auto it = std::find_if(outputs.begin(), outputs.end(),
+                           [&](const Tensor& t) { return t.name == name; });
+    if (it == outputs.end()) {
+      throw UserError("plugin produced an invalid graph",
+                      "backend '" + backend.name + "' did not return output '" + name + "'",
+                      "report this to the plugin's author");
+    }
+    ordered.push_back(std::move(*it));
+  }
+  write_npz((*args)["out"].as<std::string>(), ordered);
+
+  std::string shapes;
+  for (const Tensor& t : ordered) shapes += (shapes.empty() ? "" : ", ") + shape_string(t.shape);
+  std::printf("Run      OK: %zu output tensor%s %s\n", ordered.size(),
+              ordered.size() == 1 ? "" : "s", shapes.c_str());
+  return 0;
+}
+
+}  // namespace eulernpu::host

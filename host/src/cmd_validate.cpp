@@ -1,0 +1,45 @@
+// eulernpu validate SPEC [--weights W]: structure, references, op names and
+// shapes, then whether the backend can lower every op.
+#include <cstdio>
+
+#include "backend_calls.hpp"
+#include "cli.hpp"
+#include "error.hpp"
+#include "model.hpp"
+
+namespace eulernpu::host {
+
+int cmd_validate(Context& ctx, int argc, char** argv) {
+  cxxopts::Options options("validate",
+                           "Check a model spec: structure, references, op names, "
+                           "shapes, and (with --weights) every weight tensor.");
+  options.add_options()("spec", "spec.yaml to check", cxxopts::value<std::string>())(
+      "weights", "weights .npz to check against the spec", cxxopts::value<std::string>())(
+      "backend", "backend that must support every op",
+      cxxopts::value<std::string>()->default_value("cpu_ref"))(
+      "frontend", "frontend to read the spec with (default: by extension)",
+      cxxopts::value<std::string>()->default_value(""));
+  options.parse_positional({"spec"});
+  options.positional_help("SPEC");
+  auto args = parse_command(options, argc, argv);
+  if (!args) return 0;
+  require(*args, "validate", "spec");
+
+  ImportOptions import;
+  import.frontend = (*args)["frontend"].as<std::string>();
+  if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
+  const std::string backend_name = (*args)["backend"].as<std::string>();
+  const LoadedPlugin& backend = ctx.registry().backend(backend_name);
+  const ImportedModel m =
+      import_model(ctx.registry(), (*args)["spec"].as<std::string>(), import);
+  require_supported(backend, m.model, {{"plugin_dirs", ctx.search_path_string()}});
+
+  const int ops = m.model.graph().node_size();
+  const size_t components = component_count(m.model);
+  std::printf("Validation OK: %d operator%s · %zu component%s · backend=%s\n", ops,
+              ops == 1 ? "" : "s", components, components == 1 ? "" : "s",
+              backend.name.c_str());
+  return 0;
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,91 @@
+// The host's side of the plugin ABI: the service table handed to every
+// plugin and the concrete types behind abi.h's opaque handles.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "artifact.hpp"
+#include "eulernpu/sdk/abi.h"
+#include "onnx/onnx_pb.h"
+#include "tensor.hpp"
+
+struct enp_status_t {
+  enp_status_code_t code;
+  std::string title, where, fix, see;
+};
+
+struct enp_graph_builder_t {
+  onnx::ModelProto model;
+  // Initializers declared without data (a spec validated without weights):
+  // their type is known, their values are not, so they can't be compiled.
+  std::set<std::string> unbound_weights;
+};
+
+struct enp_artifact_writer_t {
+  std::map<std::string, std::vector<uint8_t>> files;
+};
+
+// Views handed to a plugin must outlive the read call, so the reader keeps
+// every file and tensor list it has produced until it is destroyed.
+struct enp_artifact_reader_t {
+  explicit enp_artifact_reader_t(const eulernpu::host::Artifact& a)
+      : artifact(a) {}
+  struct TensorList {
+    std::vector<eulernpu::host::Tensor> tensors;
+    std::vector<enp_tensor_t> views;
+  };
+  const eulernpu::host::Artifact& artifact;
+  std::map<std::string, std::vector<uint8_t>> files;
+  std::map<std::string, TensorList> tensor_lists;
+};
+
+struct enp_tensor_list_t {
+  std::vector<eulernpu::host::Tensor> tensors;
+};
+
+struct enp_support_report_t {
+  struct Entry {
+    bool supported = false;
+    std::string reason;
+  };
+  std::vector<std::optional<Entry>> nodes;
+};
+
+namespace eulernpu::host {
+
+struct DeviceInfo {
+  std::string name, description, default_core_mode, source;
+  std::vector<std::string> core_modes;
+};
+
+}  // namespace eulernpu::host
+
+struct enp_device_list_t {
+  std::vector<eulernpu::host::DeviceInfo> devices;
+};
+
+namespace eulernpu::host {
+
+// The table passed to every plugin's initialize(); lives forever.
+const enp_host_api_t* host_api();
+
+// Turns a status a plugin returned into a UserError and frees it; does
+// nothing for NULL. `plugin` names the plugin in internal errors.
+void throw_if_error(enp_status_t* status, const std::string& plugin);
+
+// Views over tensors owned elsewhere; valid while `tensors` lives unchanged.
+std::vector<enp_tensor_t> tensor_views(const std::vector<Tensor>& tensors);
+
+// Checks a plugin-provided tensor and copies it.
+Tensor copy_tensor(const enp_tensor_t& t, const std::string& what);
+
+// Checks an artifact-relative path: '/'-separated, no "..", not absolute,
+// no empty or "." parts. Throws UserError naming `what`.
+void check_relative_path(const std::string& path, const std::string& what);
+
+}  // namespace eulernpu::host

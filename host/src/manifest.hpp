@@ -1,0 +1,40 @@
+// manifest.json: what an artifact is, what it was built from and how.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "artifact.hpp"
+#include "onnx/onnx_pb.h"
+#include "plugin_registry.hpp"
+
+namespace eulernpu::host {
+
+inline constexpr int kManifestFormatVersion = 1;
+
+struct BuildRecord {
+  const LoadedPlugin* frontend = nullptr;
+  const LoadedPlugin* backend = nullptr;
+  std::string target_device;
+  std::string core_mode;
+  std::string model_path;
+  std::string weights_path;  // empty if none
+  std::vector<std::string> command_line;
+};
+
+// The manifest for `files` (their sha256 included), as bytes ending in '\n'.
+// Holds no timestamps and no absolute paths, so the same build gives the
+// same bytes.
+std::vector<uint8_t> make_manifest(const BuildRecord& record,
+                                   const onnx::ModelProto& model,
+                                   const FileSet& files);
+
+// Parses and checks an artifact's manifest.json.
+nlohmann::json read_manifest(const Artifact& artifact);
+
+// The command line with every path reduced to its file name, so the record
+// is the same wherever the files live.
+std::vector<std::string> portable_command_line(const std::vector<std::string>& argv);
+
+}  // namespace eulernpu::host

@@ -1,0 +1,210 @@
+#include "model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <map>
+
+#include "error.hpp"
+#include "host_api.hpp"
+#include "npz.hpp"
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace eulernpu::host {
+namespace {
+
+std::string node_label(const onnx::NodeProto& n) {
+  return "node '" + n.name() + "' (" + n.op_type() + ")";
+}
+
+// Kahn's algorithm, keeping the given order among nodes that are ready at
+// the same time, so a sorted graph is left exactly as it was.
+void sort_nodes(onnx::GraphProto& g, const std::string& source) {
+  std::set<std::string> available = {""};
+  for (const auto& v : g.input()) available.insert(v.name());
+  for (const auto& t : g.initializer()) available.insert(t.name());
+
+  std::map<std::string, size_t> producer;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& o : g.node(i).output()) {
+      if (o.empty()) continue;
+      if (available.count(o) || !producer.emplace(o, i).second) {
+        throw UserError("graph defines a tensor twice",
+                        source + ": tensor '" + o + "' written by " +
+                            node_label(g.node(i)) + " is already defined",
+                        "give every tensor one producer");
+      }
+    }
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) {
+      if (!available.count(in) && !producer.count(in)) {
+        throw UserError("graph references an unknown tensor",
+                        source + ": " + node_label(n) + " reads '" + in +
+                            "', which no input, weight or node defines",
+                        "fix the name or add the tensor");
+      }
+    }
+  }
+
+  std::vector<int> order;
+  std::vector<bool> done(g.node_size(), false);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (done[i]) continue;
+      const auto& n = g.node(i);
+      bool ready = true;
+      for (const auto& in : n.input()) ready = ready && available.count(in);
+      if (!ready) continue;
+      done[i] = true;
+      progress = true;
+      order.push_back(i);
+      for (const auto& o : n.output()) available.insert(o);
+    }
+  }
+  if (order.size() != static_cast<size_t>(g.node_size())) {
+    std::string stuck;
+    for (int i = 0; i < g.node_size(); ++i) {
+      if (!done[i]) stuck += (stuck.empty() ? "" : ", ") + ("'" + g.node(i).name() + "'");
+    }
+    throw UserError("graph has a cycle",
+                    source + ": nodes " + stuck + " depend on each other",
+                    "break the loop: a node may only read tensors computed "
+                    "before it");
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (int i : order) *sorted.Add() = g.node(i);
+  g.mutable_node()->Swap(&sorted);
+}
+
+// Every node must name an operator ONNX (or a registered domain) knows at
+// the model's opset. Integer attributes where the schema wants a float are
+// widened: spec authors write `alpha: 1` as readily as `alpha: 1.0`.
+void check_schemas(onnx::ModelProto& model, const std::string& source) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : model.opset_import()) opsets[o.domain()] = o.version();
+  for (auto& n : *model.mutable_graph()->mutable_node()) {
+    const auto it = opsets.find(n.domain());
+    const onnx::OpSchema* schema =
+        it == opsets.end() ? nullptr
+                           : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second),
+                                                            n.domain());
+    if (!schema) {
+      throw UserError("unknown operator",
+                      source + ": " + node_label(n) + " is not an operator of domain '" +
+                          (n.domain().empty() ? "ai.onnx" : n.domain()) + "' at opset " +
+                          (it == opsets.end() ? "(none imported)" : std::to_string(it->second)),
+                      "check the op name's spelling and case (e.g. 'MatMul', 'Relu')");
+    }
+    for (auto& a : *n.mutable_attribute()) {
+      const auto decl = schema->attributes().find(a.name());
+      if (decl == schema->attributes().end()) continue;
+      if (decl->second.type == onnx::AttributeProto::FLOAT &&
+          a.type() == onnx::AttributeProto::INT) {
+        a.set_type(onnx::AttributeProto::FLOAT);
+        a.set_f(static_cast<float>(a.i()));
+        a.clear_i();
+      } else if (decl->second.type == onnx::AttributeProto::FLOATS &&
+                 a.type() == onnx::AttributeProto::INTS) {
+        a.set_type(onnx::AttributeProto::FLOATS);
+        for (int64_t v : a.ints()) a.add_floats(static_cast<float>(v));
+        a.clear_ints();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ImportedModel import_model(const PluginRegistry& registry, const fs::path& path,
+                           const ImportOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw UserError("file not found", "model '" + path.string() + "' does not exist",
+                    "check the path");
+  }
+  const LoadedPlugin& frontend = registry.frontend_for(path, options.frontend);
+
+  std::vector<Tensor> weights;
+  std::string weights_path;
+  if (options.weights) {
+    weights = read_npz(*options.weights);
+    weights_path = options.weights->string();
+  }
+  const std::vector<enp_tensor_t> weight_views = tensor_views(weights);
+  std::vector<enp_kv_t> kv;
+  for (const auto& [k, v] : options.options) kv.push_back({k.c_str(), v.c_str()});
+
+  const std::string model_path = path.string();
+  enp_frontend_request_t request{sizeof(enp_frontend_request_t),
+                                 model_path.c_str(),
+                                 weight_views.data(),
+                                 weight_views.size(),
+                                 options.weights ? weights_path.c_str() : nullptr,
+                                 kv.data(),
+                                 kv.size()};
+  enp_graph_builder_t builder;
+  throw_if_error(frontend.frontend().import_model(&request, &builder), frontend.name);
+
+  ImportedModel out;
+  out.model = std::move(builder.model);
+  out.unbound_weights = std::move(builder.unbound_weights);
+  out.frontend = &frontend;
+  finalize_model(out.model, model_path);
+  return out;
+}
+
+void finalize_model(onnx::ModelProto& model, const std::string& source) {
+  if (!model.has_ir_version()) model.set_ir_version(onnx::IR_VERSION);
+  if (model.producer_name().empty()) {
+    model.set_producer_name("eulernpu");
+    model.set_producer_version(kVersion);
+  }
+  bool has_default_opset = false;
+  for (const auto& o : model.opset_import()) has_default_opset |= o.domain().empty();
+  if (!has_default_opset) {
+    auto* o = model.add_opset_import();
+    o->set_domain("");
+    o->set_version(onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+                       .Map()
+                       .at(onnx::ONNX_DOMAIN)
+                       .second);
+  }
+  sort_nodes(*model.mutable_graph(), source);
+  check_schemas(model, source);
+  // Shape inference first: the checker wants every graph output typed and
+  // shaped, and frontends may leave that to inference.
+  try {
+    onnx::ShapeInferenceOptions opts{true, 1, false};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       opts);
+  } catch (const std::exception& e) {
+    throw UserError("operator shape mismatch", source + ": " + e.what(),
+                    "make the shapes of the named operator's inputs agree");
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw UserError("model is not valid ONNX", source + ": " + e.what(),
+                    "fix the node the message names");
+  }
+}
+
+size_t component_count(const onnx::ModelProto& model) {
+  for (const auto& kv : model.metadata_props()) {
+    if (kv.key() == "eulernpu.components") {
+      const auto j = nlohmann::json::parse(kv.value(), nullptr, false);
+      return j.is_array() ? j.size() : 0;
+    }
+  }
+  return 0;
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,42 @@
+// Source model -> checked, sorted, shape-inferred onnx::ModelProto (the IR).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "plugin_registry.hpp"
+
+namespace eulernpu::host {
+
+struct ImportOptions {
+  std::string frontend;  // empty: chosen by file extension
+  std::optional<std::filesystem::path> weights;
+  std::vector<std::pair<std::string, std::string>> options;
+};
+
+struct ImportedModel {
+  onnx::ModelProto model;
+  // Weights whose type the model declares but whose values were not given.
+  std::set<std::string> unbound_weights;
+  const LoadedPlugin* frontend = nullptr;
+};
+
+// Runs the frontend on `path`, then finalize_model().
+ImportedModel import_model(const PluginRegistry& registry,
+                           const std::filesystem::path& path,
+                           const ImportOptions& options);
+
+// Sorts nodes topologically, fills defaults (IR version, producer), runs
+// ONNX's checker and strict shape inference. Every failure is a UserError
+// naming the node. `source` names the model in messages.
+void finalize_model(onnx::ModelProto& model, const std::string& source);
+
+// Number of components recorded by the frontend (0 if it has none).
+size_t component_count(const onnx::ModelProto& model);
+
+}  // namespace eulernpu::host

@@ -1,0 +1,288 @@
+#include "onnx_convert.hpp"
+
+#include <cstring>
+#include <limits>
+
+#include "error.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+[[noreturn]] void invalid(const std::string& where) {
+  throw UserError("plugin produced an invalid graph", where,
+                  "report this to the plugin's author");
+}
+
+const char* safe(const char* s) { return s ? s : ""; }
+
+void check_dtype(const enp_tensor_t& t) {
+  if (dtype_size(static_cast<DType>(t.dtype)) == 0) {
+    invalid("tensor '" + std::string(safe(t.name)) + "' has unknown dtype " +
+            std::to_string(t.dtype));
+  }
+}
+
+// Elements of a fully known shape; fails on negative dims or overflow.
+uint64_t checked_count(const enp_tensor_t& t) {
+  uint64_t n = 1;
+  for (uint32_t i = 0; i < t.rank; ++i) {
+    if (t.dims[i] < 0) {
+      invalid("tensor '" + std::string(safe(t.name)) +
+              "' with data has an unknown dimension");
+    }
+    const auto d = static_cast<uint64_t>(t.dims[i]);
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d) {
+      invalid("tensor '" + std::string(safe(t.name)) + "' is too large");
+    }
+    n *= d;
+  }
+  return n;
+}
+
+template <typename Field>
+void append_raw(std::vector<uint8_t>& out, const Field& field, size_t width) {
+  // Typed fields hold wider integers than the element (int32_data carries
+  // int8/uint8/int16/bool/float16); keep the low `width` bytes.
+  for (auto v : field) {
+    uint64_t bits = 0;
+    if constexpr (sizeof(v) == 4 && std::is_floating_point_v<decltype(v)>) {
+      uint32_t b;
+      std::memcpy(&b, &v, 4);
+      bits = b;
+    } else if constexpr (std::is_floating_point_v<decltype(v)>) {
+      std::memcpy(&bits, &v, 8);
+    } else {
+      bits = static_cast<uint64_t>(v);
+    }
+    for (size_t i = 0; i < width; ++i) {
+      out.push_back(static_cast<uint8_t>(bits >> (8 * i)));
+    }
+  }
+}
+
+}  // namespace
+
+onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
+  check_dtype(t);
+  if (!t.data) invalid("initializer '" + std::string(safe(t.name)) + "' has no data");
+  const uint64_t expected =
+      checked_count(t) * dtype_size(static_cast<DType>(t.dtype));
+  if (expected != t.size_bytes) {
+    invalid("tensor '" + std::string(safe(t.name)) + "' holds " +
+            std::to_string(t.size_bytes) + " bytes, its shape needs " +
+            std::to_string(expected));
+  }
+  onnx::TensorProto p;
+  p.set_name(safe(t.name));
+  p.set_data_type(t.dtype);
+  for (uint32_t i = 0; i < t.rank; ++i) p.add_dims(t.dims[i]);
+  p.set_raw_data(t.data, t.size_bytes);
+  return p;
+}
+
+onnx::ValueInfoProto to_value_info(const enp_tensor_t& t) {
+  check_dtype(t);
+  onnx::ValueInfoProto v;
+  v.set_name(safe(t.name));
+  auto* tt = v.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(t.dtype);
+  if (t.rank == 0 && t.dims == nullptr) return v;  // shape unknown
+  auto* shape = tt->mutable_shape();
+  for (uint32_t i = 0; i < t.rank; ++i) {
+    auto* dim = shape->add_dim();
+    if (t.dims[i] >= 0) dim->set_dim_value(t.dims[i]);
+  }
+  return v;
+}
+
+onnx::NodeProto to_node_proto(const enp_node_t& n) {
+  onnx::NodeProto p;
+  p.set_name(safe(n.name));
+  p.set_op_type(safe(n.op_type));
+  p.set_domain(safe(n.domain));
+  for (uint32_t i = 0; i < n.n_inputs; ++i) p.add_input(safe(n.inputs[i]));
+  for (uint32_t i = 0; i < n.n_outputs; ++i) p.add_output(safe(n.outputs[i]));
+  for (uint32_t i = 0; i < n.n_attributes; ++i) {
+    const enp_attribute_t& a = n.attributes[i];
+    auto* pa = p.add_attribute();
+    pa->set_name(safe(a.name));
+    switch (a.type) {
+      case ENP_ATTR_FLOAT:
+        pa->set_type(onnx::AttributeProto::FLOAT);
+        pa->set_f(static_cast<float>(a.f));
+        break;
+      case ENP_ATTR_INT:
+        pa->set_type(onnx::AttributeProto::INT);
+        pa->set_i(a.i);
+        break;
+      case ENP_ATTR_STRING:
+        pa->set_type(onnx::AttributeProto::STRING);
+        pa->set_s(safe(a.s), a.s ? a.s_size : 0);
+        break;
+      case ENP_ATTR_TENSOR:
+        if (!a.t) invalid("tensor attribute without tensor");
+        pa->set_type(onnx::AttributeProto::TENSOR);
+        *pa->mutable_t() = to_tensor_proto(*a.t);
+        break;
+      case ENP_ATTR_FLOATS:
+        pa->set_type(onnx::AttributeProto::FLOATS);
+        for (uint64_t k = 0; k < a.count; ++k) {
+          pa->add_floats(static_cast<float>(a.floats[k]));
+        }
+        break;
+      case ENP_ATTR_INTS:
+        pa->set_type(onnx::AttributeProto::INTS);
+        for (uint64_t k = 0; k < a.count; ++k) pa->add_ints(a.ints[k]);
+        break;
+      case ENP_ATTR_STRINGS:
+        pa->set_type(onnx::AttributeProto::STRINGS);
+        for (uint64_t k = 0; k < a.count; ++k) pa->add_strings(safe(a.strings[k]));
+        break;
+      default:
+        invalid("attribute '" + std::string(safe(a.name)) + "' of node '" +
+                safe(n.name) + "' has unknown type " + std::to_string(a.type));
+    }
+  }
+  return p;
+}
+
+Tensor from_tensor_proto(const onnx::TensorProto& p) {
+  Tensor t;
+  t.name = p.name();
+  t.dtype = static_cast<DType>(p.data_type());
+  const size_t width = dtype_size(t.dtype);
+  if (width == 0) {
+    throw UserError("unsupported tensor dtype",
+                    "tensor '" + p.name() + "' has ONNX data type " +
+                        std::to_string(p.data_type()),
+                    "convert the model to float32, int8, uint8, int32, int64 or bool");
+  }
+  t.shape.assign(p.dims().begin(), p.dims().end());
+  if (p.has_raw_data()) {
+    t.data.assign(p.raw_data().begin(), p.raw_data().end());
+  } else {
+    switch (t.dtype) {
+      case DType::kFloat32: append_raw(t.data, p.float_data(), 4); break;
+      case DType::kFloat64: append_raw(t.data, p.double_data(), 8); break;
+      case DType::kInt64: append_raw(t.data, p.int64_data(), 8); break;
+      default: append_raw(t.data, p.int32_data(), width); break;
+    }
+  }
+  uint64_t count = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) count = 0;
+    count *= static_cast<uint64_t>(d < 0 ? 0 : d);
+  }
+  if (t.data.size() != count * width) {
+    throw UserError("model tensor data is inconsistent",
+                    "tensor '" + p.name() + "' holds " +
+                        std::to_string(t.data.size()) + " bytes, shape " +
+                        shape_string(t.shape) + " needs " +
+                        std::to_string(count * width),
+                    "re-export the model");
+  }
+  return t;
+}
+
+Tensor type_of(const onnx::ValueInfoProto& v) {
+  Tensor t;
+  t.name = v.name();
+  const auto& tt = v.type().tensor_type();
+  t.dtype = static_cast<DType>(tt.elem_type());
+  for (const auto& d : tt.shape().dim()) {
+    t.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return t;
+}
+
+enp_tensor_t GraphViewStorage::add_tensor(Tensor tensor) {
+  Tensor& t = tensors_.emplace_back(std::move(tensor));
+  return enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
+                      static_cast<uint32_t>(t.shape.size()), t.shape.data(),
+                      t.data.data(), t.data.size()};
+}
+
+enp_tensor_t GraphViewStorage::add_type(const onnx::ValueInfoProto& value) {
+  Tensor& t = tensors_.emplace_back(type_of(value));
+  // abi.h: NULL dims with rank 0 means "shape unknown"; a scalar must point
+  // somewhere.
+  static const int64_t kScalar = 0;
+  const bool known = value.type().tensor_type().has_shape();
+  const int64_t* dims = !known ? nullptr : t.shape.empty() ? &kScalar : t.shape.data();
+  return enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
+                      static_cast<uint32_t>(t.shape.size()), dims, nullptr, 0};
+}
+
+GraphViewStorage::GraphViewStorage(const onnx::ModelProto& model) {
+  const onnx::GraphProto& g = model.graph();
+  for (const auto& v : g.input()) inputs_.push_back(add_type(v));
+  for (const auto& v : g.output()) outputs_.push_back(add_type(v));
+  for (const auto& v : g.value_info()) value_infos_.push_back(add_type(v));
+  for (const auto& t : g.initializer()) {
+    initializers_.push_back(add_tensor(from_tensor_proto(t)));
+  }
+  nodes_.reserve(g.node_size());
+  for (const auto& n : g.node()) {
+    auto& ins = string_lists_.emplace_back();
+    for (const auto& s : n.input()) ins.push_back(s.c_str());
+    auto& outs = string_lists_.emplace_back();
+    for (const auto& s : n.output()) outs.push_back(s.c_str());
+    auto& attrs = attr_lists_.emplace_back();
+    for (const auto& a : n.attribute()) {
+      enp_attribute_t e{};
+      e.name = a.name().c_str();
+      e.type = static_cast<int32_t>(a.type());
+      e.i = a.i();
+      e.f = a.f();
+      e.s = a.s().data();
+      e.s_size = a.s().size();
+      if (a.type() == onnx::AttributeProto::INTS) {
+        auto& l = int_lists_.emplace_back(a.ints().begin(), a.ints().end());
+        e.ints = l.data();
+        e.count = l.size();
+      } else if (a.type() == onnx::AttributeProto::FLOATS) {
+        auto& l = float_lists_.emplace_back(a.floats().begin(), a.floats().end());
+        e.floats = l.data();
+        e.count = l.size();
+      } else if (a.type() == onnx::AttributeProto::STRINGS) {
+        auto& l = string_lists_.emplace_back();
+        for (const auto& s : a.strings()) l.push_back(s.c_str());
+        e.strings = l.data();
+        e.count = l.size();
+      } else if (a.type() == onnx::AttributeProto::TENSOR) {
+        e.t = &attr_tensors_.emplace_back(add_tensor(from_tensor_proto(a.t())));
+      }
+      attrs.push_back(e);
+    }
+    nodes_.push_back(enp_node_t{n.name().c_str(), n.op_type().c_str(),
+                                n.domain().c_str(), ins.data(),
+                                static_cast<uint32_t>(ins.size()), outs.data(),
+                                static_cast<uint32_t>(outs.size()),
+                                attrs.data(),
+                                static_cast<uint32_t>(attrs.size())});
+  }
+  for (const auto& o : model.opset_import()) {
+    opsets_.push_back(enp_opset_t{o.domain().c_str(), o.version()});
+  }
+  for (const auto& kv : model.metadata_props()) {
+    metadata_.push_back(enp_kv_t{kv.key().c_str(), kv.value().c_str()});
+  }
+  graph_ = enp_graph_t{sizeof(enp_graph_t),
+                       g.name().c_str(),
+                       nodes_.data(),
+                       nodes_.size(),
+                       inputs_.data(),
+                       inputs_.size(),
+                       outputs_.data(),
+                       outputs_.size(),
+                       initializers_.data(),
+                       initializers_.size(),
+                       value_infos_.data(),
+                       value_infos_.size(),
+                       opsets_.data(),
+                       opsets_.size(),
+                       metadata_.data(),
+                       metadata_.size()};
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,62 @@
+#include "tensor.hpp"
+
+namespace eulernpu::host {
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kUInt8: return 1;
+    case DType::kInt8: return 1;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kBool: return 1;
+    case DType::kFloat16: return 2;
+    case DType::kFloat64: return 8;
+    case DType::kUndefined: return 0;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "float32";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kFloat64: return "float64";
+    case DType::kUndefined: return "undefined";
+  }
+  return "undefined";
+}
+
+DType dtype_from_name(const std::string& name) {
+  for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16,
+                  DType::kInt32, DType::kInt64, DType::kBool, DType::kFloat16,
+                  DType::kFloat64}) {
+    if (name == dtype_name(d)) return d;
+  }
+  return DType::kUndefined;
+}
+
+uint64_t Tensor::element_count() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+}  // namespace eulernpu::host

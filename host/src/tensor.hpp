@@ -1,0 +1,46 @@
+// The host's owning tensor: what npz files hold and plugins exchange.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eulernpu/sdk/abi.h"
+
+namespace eulernpu::host {
+
+// Element types, numbered as enp_dtype_t (and ONNX).
+enum class DType : int32_t {
+  kUndefined = ENP_DTYPE_UNDEFINED,
+  kFloat32 = ENP_DTYPE_FLOAT32,
+  kUInt8 = ENP_DTYPE_UINT8,
+  kInt8 = ENP_DTYPE_INT8,
+  kInt16 = ENP_DTYPE_INT16,
+  kInt32 = ENP_DTYPE_INT32,
+  kInt64 = ENP_DTYPE_INT64,
+  kBool = ENP_DTYPE_BOOL,
+  kFloat16 = ENP_DTYPE_FLOAT16,
+  kFloat64 = ENP_DTYPE_FLOAT64,
+};
+
+// Bytes per element; 0 for kUndefined.
+size_t dtype_size(DType dtype);
+// numpy's name: "float32", "int8", "bool", ...
+const char* dtype_name(DType dtype);
+// Inverse of dtype_name; kUndefined if unknown.
+DType dtype_from_name(const std::string& name);
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;  // little-endian, row-major
+
+  // Product of shape (1 for a scalar).
+  uint64_t element_count() const;
+};
+
+// "(1, 4)" as numpy prints shapes; "()" for a scalar, "(3,)" for rank 1.
+std::string shape_string(const std::vector<int64_t>& shape);
+
+}  // namespace eulernpu::host

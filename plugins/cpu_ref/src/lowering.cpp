@@ -1,0 +1,244 @@
+#include "lowering.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "op_table.hpp"
+
+namespace eulernpu::cpu_ref {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr int64_t kAlignment = 64;
+
+std::string dtypes_string(uint32_t mask) {
+  std::string s;
+  for (int d = 0; d < 32; ++d) {
+    if (mask & (1u << d)) s += (s.empty() ? "" : ", ") + std::string(sdk::dtype_name(d));
+  }
+  return s;
+}
+
+std::optional<std::string> value_problem(const sdk::GraphView& g, std::string_view name) {
+  const auto v = g.value(name);
+  if (!v) return "tensor '" + std::string(name) + "' has no known type";
+  if (!v->raw()->dims && v->raw()->rank == 0) {
+    return "tensor '" + std::string(name) + "' has an unknown shape";
+  }
+  for (int64_t d : v->dims()) {
+    if (d < 0) {
+      return "tensor '" + std::string(name) + "' has a dynamic dimension " +
+             sdk::shape_string(v->dims()) + "; fix it with --input-shape";
+    }
+  }
+  return std::nullopt;
+}
+
+ordered_json attributes_json(const sdk::NodeView& node) {
+  ordered_json j = ordered_json::object();
+  for (const enp_attribute_t& a : node.attributes()) {
+    switch (a.type) {
+      case ENP_ATTR_INT: j[a.name] = a.i; break;
+      case ENP_ATTR_FLOAT: j[a.name] = a.f; break;
+      case ENP_ATTR_STRING: j[a.name] = std::string(a.s, a.s_size); break;
+      case ENP_ATTR_INTS: j[a.name] = std::vector<int64_t>(a.ints, a.ints + a.count); break;
+      case ENP_ATTR_FLOATS:
+        j[a.name] = std::vector<double>(a.floats, a.floats + a.count);
+        break;
+      case ENP_ATTR_STRINGS: {
+        std::vector<std::string> s(a.strings, a.strings + a.count);
+        j[a.name] = s;
+        break;
+      }
+      default: break;  // tensor attributes are rejected by the op checks
+    }
+  }
+  return j;
+}
+
+struct Interval {
+  std::string tensor;
+  int64_t bytes = 0;
+  int64_t first = 0, last = 0;  // schedule steps; -1 = before the first
+  int64_t offset = 0;
+};
+
+// Places each buffer at the lowest offset not used by a buffer whose
+// lifetime overlaps it. Deterministic: buffers are placed in the order they
+// are first written.
+int64_t plan_offsets(std::vector<Interval>& buffers) {
+  int64_t arena = 0;
+  std::vector<const Interval*> placed;
+  for (Interval& b : buffers) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const Interval* p : placed) {
+      if (p->first <= b.last && b.first <= p->last) busy.push_back({p->offset, p->offset + p->bytes});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [start, end] : busy) {
+      if (offset + b.bytes <= start) break;
+      offset = std::max(offset, (end + kAlignment - 1) / kAlignment * kAlignment);
+    }
+    b.offset = offset;
+    arena = std::max(arena, offset + b.bytes);
+    placed.push_back(&b);
+  }
+  return (arena + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+}  // namespace
+
+std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index) {
+  const sdk::NodeView node = graph.node(index);
+  if (!node.domain().empty()) {
+    return "domain '" + std::string(node.domain()) + "' has no cpu_ref kernels";
+  }
+  const int64_t opset = graph.opset("");
+  const OpEntry* entry = find_op(node.op_type(), opset);
+  if (!entry) {
+    return "cpu_ref has no kernel for " + std::string(node.op_type()) + " at opset " +
+           std::to_string(opset);
+  }
+  for (size_t i = 0; i < node.input_count() + node.output_count(); ++i) {
+    const std::string_view name =
+        i < node.input_count() ? node.input(i) : node.output(i - node.input_count());
+    if (name.empty()) continue;
+    if (auto problem = value_problem(graph, name)) return problem;
+    const int32_t dtype = graph.value(name)->dtype();
+    if (!(entry->dtypes & ENP_DTYPE_BIT(dtype))) {
+      return "dtype " + std::string(sdk::dtype_name(dtype)) + " of '" + std::string(name) +
+             "' is not supported (" + dtypes_string(entry->dtypes) + " only)";
+    }
+  }
+  for (const enp_attribute_t& a : node.attributes()) {
+    if (a.type == ENP_ATTR_TENSOR) return "tensor attributes are not supported";
+  }
+  if (entry->check) return entry->check(node, graph);
+  return std::nullopt;
+}
+
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    if (auto reason = unsupported_reason(graph, i)) {
+      throw sdk::Error(ENP_UNIMPLEMENTED,
+                       "backend lowering missing for op " + std::string(graph.node(i).op_type()),
+                       "node '" + std::string(graph.node(i).name()) + "': " + *reason,
+                       "run 'eulernpu capabilities' to pick a backend that supports it",
+                       "docs/errors.md#backend-lowering-missing-for-op-x");
+    }
+  }
+
+  std::set<std::string> weight_names;
+  for (const enp_tensor_t& t : graph.initializers()) weight_names.insert(t.name);
+
+  ordered_json g;
+  g["format"] = "eulernpu-cpu_ref-graph";
+  g["version"] = 1;
+  g["name"] = graph.name();
+  g["opset"] = graph.opset("");
+  g["inputs"] = ordered_json::array();
+  for (const enp_tensor_t& t : graph.inputs()) {
+    if (!weight_names.count(t.name)) g["inputs"].push_back(t.name);
+  }
+  g["outputs"] = ordered_json::array();
+  for (const enp_tensor_t& t : graph.outputs()) g["outputs"].push_back(t.name);
+
+  // Every tensor the nodes touch, in first-use order.
+  ordered_json tensors = ordered_json::object();
+  std::vector<std::string> order;
+  auto describe = [&](std::string_view name, const char* kind) {
+    const std::string key(name);
+    if (key.empty() || tensors.contains(key)) return;
+    const sdk::TensorView v = *graph.value(name);
+    tensors[key] = {{"dtype", sdk::dtype_name(v.dtype())}, {"shape", v.shape()}, {"kind", kind}};
+    order.push_back(key);
+  };
+  for (const auto& name : g["inputs"]) describe(name.get<std::string>(), "input");
+  for (const std::string& name : weight_names) describe(name, "weight");
+  ordered_json nodes = ordered_json::array();
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const sdk::NodeView n = graph.node(i);
+    ordered_json jn{{"name", n.name()}, {"op", n.op_type()}};
+    jn["inputs"] = ordered_json::array();
+    for (size_t k = 0; k < n.input_count(); ++k) jn["inputs"].push_back(n.input(k));
+    jn["outputs"] = ordered_json::array();
+    for (size_t k = 0; k < n.output_count(); ++k) {
+      jn["outputs"].push_back(n.output(k));
+      describe(n.output(k), "intermediate");
+    }
+    jn["attributes"] = attributes_json(n);
+    nodes.push_back(jn);
+  }
+  for (const auto& name : g["outputs"]) tensors[name.get<std::string>()]["kind"] = "output";
+  g["tensors"] = tensors;
+  g["nodes"] = nodes;
+
+  // Lifetimes over the schedule (node order); graph inputs live from step
+  // -1, outputs to the end. Weights stay in the weights file, off the arena.
+  std::map<std::string, Interval> live;
+  const auto steps = static_cast<int64_t>(graph.node_count());
+  for (const std::string& name : order) {
+    if (weight_names.count(name)) continue;
+    const auto& t = tensors[name];
+    int64_t bytes = static_cast<int64_t>(sdk::dtype_size(
+        graph.value(name)->dtype()));
+    for (int64_t d : t["shape"]) bytes *= d;
+    const bool is_input = t["kind"] == "input";
+    live[name] = Interval{name, bytes, is_input ? -1 : steps, is_input ? -1 : 0, 0};
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    const sdk::NodeView n = graph.node(static_cast<size_t>(s));
+    for (size_t k = 0; k < n.output_count(); ++k) {
+      auto it = live.find(std::string(n.output(k)));
+      if (it != live.end()) it->second.first = std::min(it->second.first, s);
+    }
+    for (size_t k = 0; k < n.input_count(); ++k) {
+      auto it = live.find(std::string(n.input(k)));
+      if (it != live.end()) it->second.last = std::max(it->second.last, s);
+    }
+  }
+  std::vector<Interval> buffers;
+  for (const std::string& name : order) {
+    auto it = live.find(name);
+    if (it == live.end()) continue;
+    if (tensors[name]["kind"] == "output") it->second.last = steps;
+    it->second.last = std::max(it->second.last, it->second.first);
+    buffers.push_back(it->second);
+  }
+  std::stable_sort(buffers.begin(), buffers.end(),
+                   [](const Interval& a, const Interval& b) { return a.first < b.first; });
+  const int64_t arena = plan_offsets(buffers);
+
+  ordered_json plan;
+  plan["format"] = "eulernpu-cpu_ref-plan";
+  plan["version"] = 1;
+  plan["schedule"] = ordered_json::array();
+  for (int64_t s = 0; s < steps; ++s) plan["schedule"].push_back(s);
+  plan["alignment"] = kAlignment;
+  plan["arena_bytes"] = arena;
+  plan["buffers"] = ordered_json::array();
+  for (const Interval& b : buffers) {
+    plan["buffers"].push_back({{"tensor", b.tensor},
+                               {"offset", b.offset},
+                               {"bytes", b.bytes},
+                               {"first_step", b.first},
+                               {"last_step", b.last}});
+  }
+  plan["weights"] = {{"file", kWeightsFile}, {"tensors", weight_names}};
+
+  std::vector<sdk::OwnedTensor> weights;
+  for (const std::string& name : weight_names) {
+    const sdk::TensorView t = *graph.initializer(name);
+    const auto* p = static_cast<const uint8_t*>(t.data());
+    weights.push_back({name, t.dtype(), t.shape(), {p, p + t.size_bytes()}});
+  }
+  out.write_file("graph.json", g.dump(2) + "\n");
+  out.write_file("plan.json", plan.dump(2) + "\n");
+  out.write_tensors(kWeightsFile, weights);
+}
+
+}  // namespace eulernpu::cpu_ref

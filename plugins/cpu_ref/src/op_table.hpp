@@ -1,0 +1,69 @@
+// The one table of cpu_ref's operators: it declares the ops to the host
+// (capability matrix), decides what lowers (query), and picks the kernel
+// (run). Adding an op means adding one row.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "eulernpu/sdk/abi.h"
+#include "eulernpu/sdk/graph.hpp"
+
+namespace eulernpu::cpu_ref {
+
+// A tensor in the executor's arena (or a weight in the artifact).
+struct Buffer {
+  int32_t dtype = ENP_DTYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+struct KernelContext {
+  const nlohmann::json& attributes;
+  std::span<const Buffer> inputs;  // dtype UNDEFINED for omitted optionals
+  std::span<Buffer> outputs;       // shapes and storage set by the executor
+  int64_t opset;
+
+  int64_t attr_int(const char* name, int64_t fallback) const;
+  double attr_float(const char* name, double fallback) const;
+  bool has_input(size_t i) const {
+    return i < inputs.size() && inputs[i].dtype != ENP_DTYPE_UNDEFINED;
+  }
+};
+
+using KernelFn = void (*)(const KernelContext& ctx);
+// Lowering-time check beyond op and dtype; returns why a node can't lower.
+using CheckFn = std::optional<std::string> (*)(const sdk::NodeView& node,
+                                               const sdk::GraphView& graph);
+
+struct OpEntry {
+  const char* op_type;
+  int32_t since_version;
+  int32_t until_version;  // 0 = open-ended
+  uint32_t dtypes;
+  const char* constraints;
+  CheckFn check;  // may be null
+  KernelFn kernel;
+};
+
+std::span<const OpEntry> op_table();
+// The entry for `op_type` at `opset`, or null.
+const OpEntry* find_op(std::string_view op_type, int64_t opset);
+// op_table() as the ABI's declaration array.
+const std::vector<enp_op_support_t>& op_declarations();
+
+}  // namespace eulernpu::cpu_ref

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, running and testing eulernpu
+# needs. Idempotent: packages already present are left alone, and the package
+# lists are refreshed at most once per run (only when something is missing).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-dev libboost-filesystem-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libopenblas-dev
+  libspdlog-dev libfmt-dev libcxxopts-dev
+  nlohmann-json3-dev libyaml-cpp-dev
+  libzip-dev zipcmp zipmerge ziptool
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-numpy python3-onnx
+  g++-aarch64-linux-gnu
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
