@@ -61,7 +61,7 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   require_supported(backend, m.model, backend_options);
   FileSet files = lower(backend, m.model, backend_options);
   if (files.count("manifest.json")) {
-    throw UserError("plugin produced an invalid graph",
+    throw UserError("plugin returned invalid data",
                     "backend '" + backend.name + "' wrote manifest.json itself",
                     "report this to the plugin's author");
   }
@@ -73,7 +73,16 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   record.core_mode = core_mode;
   record.model_path = model_path;
   record.weights_path = import.weights ? import.weights->string() : "";
-  record.command_line = ctx.command_line;
+  // Where the artifact is written is not part of what it is: leave --out
+  // out, so compiling the same inputs anywhere gives the same bytes.
+  for (size_t i = 0; i < ctx.command_line.size(); ++i) {
+    const std::string& a = ctx.command_line[i];
+    if (a == "--out") {
+      ++i;
+    } else if (a.rfind("--out=", 0) != 0) {
+      record.command_line.push_back(a);
+    }
+  }
   files["manifest.json"] = make_manifest(record, m.model, files);
   write_artifact_dir((*args)["out"].as<std::string>(), files);
 

@@ -106,7 +106,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
     auto it = std::find_if(outputs.begin(), outputs.end(),
                            [&](const Tensor& t) { return t.name == name; });
     if (it == outputs.end()) {
-      throw UserError("plugin produced an invalid graph",
+      throw UserError("plugin returned invalid data",
                       "backend '" + backend.name + "' did not return output '" + name + "'",
                       "report this to the plugin's author");
     }

@@ -25,9 +25,28 @@ std::string error_anchor(const std::string& title) {
   return anchor;
 }
 
+namespace {
+
+// Messages from libraries (ONNX's checker) may span lines; the format is
+// one line per field, so scripts can parse it.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      if (!out.empty() && out.back() != ' ') out += "; ";
+    } else if (c != '\r') {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
 std::string format_error(const UserError& error) {
-  return "error: " + error.title() + "\n  where: " + error.where() +
-         "\n  fix: " + error.fix() + "\n  See: " + error.see();
+  return "error: " + one_line(error.title()) + "\n  where: " + one_line(error.where()) +
+         "\n  fix: " + one_line(error.fix()) + "\n  See: " + error.see();
 }
 
 }  // namespace eulernpu::host

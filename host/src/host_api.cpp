@@ -164,7 +164,7 @@ enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
     Tensor copy = copy_tensor(*t, "output tensor");
     for (const Tensor& existing : l->tensors) {
       if (existing.name == copy.name) {
-        throw UserError("plugin produced an invalid graph",
+        throw UserError("plugin returned invalid data",
                         "output tensor '" + copy.name + "' returned twice",
                         "report this to the plugin's author");
       }
@@ -177,7 +177,7 @@ enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index,
                                   int32_t supported, const char* reason) {
   return sink([&] {
     if (index >= r->nodes.size()) {
-      throw UserError("plugin produced an invalid graph",
+      throw UserError("plugin returned invalid data",
                       "capability report for node " + std::to_string(index) +
                           " of a graph with " +
                           std::to_string(r->nodes.size()) + " nodes",
@@ -249,7 +249,7 @@ std::vector<enp_tensor_t> tensor_views(const std::vector<Tensor>& tensors) {
 
 Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UserError("plugin produced an invalid graph",
+    return UserError("plugin returned invalid data",
                      what + " '" + str(t.name) + "': " + why,
                      "report this to the plugin's author");
   };

@@ -9,7 +9,7 @@ namespace eulernpu::host {
 namespace {
 
 [[noreturn]] void invalid(const std::string& where) {
-  throw UserError("plugin produced an invalid graph", where,
+  throw UserError("plugin returned invalid data", where,
                   "report this to the plugin's author");
 }
 

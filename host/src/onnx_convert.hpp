@@ -14,7 +14,7 @@
 
 namespace eulernpu::host {
 
-// Each throws UserError("plugin produced an invalid graph", ...) when the
+// Each throws UserError("plugin returned invalid data", ...) when the
 // struct is inconsistent (unknown dtype, data size not matching dims, ...).
 onnx::TensorProto to_tensor_proto(const enp_tensor_t& tensor);
 onnx::ValueInfoProto to_value_info(const enp_tensor_t& value);

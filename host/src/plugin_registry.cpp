@@ -127,7 +127,15 @@ void PluginRegistry::load(const fs::path& path) {
     lib.load(path.string(), boost::dll::load_mode::rtld_now |
                                 boost::dll::load_mode::rtld_local);
   } catch (const boost::system::system_error& e) {
-    return reject(std::string("cannot be loaded: ") + e.what());
+    // Keep dlerror's own words (which library is missing), not Boost's
+    // wrapping around them.
+    std::string why = e.what();
+    const std::string marker = "dlerror system message: ";
+    if (const auto at = why.find(marker); at != std::string::npos) {
+      why = why.substr(at + marker.size());
+      why = why.substr(0, why.rfind(')'));
+    }
+    return reject("cannot be loaded: " + why);
   }
   if (!lib.has(ENP_PLUGIN_ENTRY_SYMBOL)) {
     return reject("not an eulernpu plugin (no enp_plugin_entry symbol)");

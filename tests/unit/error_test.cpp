@@ -26,3 +26,18 @@ TEST(ErrorTest, FormatHasThreeLinesAndSee) {
 
 }  // namespace
 }  // namespace eulernpu::host
+
+namespace eulernpu::host {
+namespace {
+
+TEST(ErrorTest, MultiLineMessagesStayOnOneLine) {
+  UserError e("operator shape mismatch", "first\nsecond\n", "a\r\nb");
+  EXPECT_EQ(format_error(e),
+            "error: operator shape mismatch\n"
+            "  where: first; second\n"
+            "  fix: a; b\n"
+            "  See: docs/errors.md#operator-shape-mismatch");
+}
+
+}  // namespace
+}  // namespace eulernpu::host

@@ -1,0 +1,244 @@
+"""Bad input of every kind: a three-line error with its docs anchor, a
+non-zero exit, and nothing left at the output path."""
+import os
+import shutil
+import unittest
+
+import numpy as np
+
+from harness import TINY_MLP, CliTestCase, compile_tiny_mlp
+
+SPEC = os.path.join(TINY_MLP, "spec.yaml")
+WEIGHTS = os.path.join(TINY_MLP, "weights.npz")
+INPUT = os.path.join(TINY_MLP, "input.npz")
+GOLDEN = os.path.join(TINY_MLP, "golden.npz")
+
+
+def load(path):
+    with np.load(path) as f:
+        return {k: f[k] for k in f.keys()}
+
+
+class SpecErrorTest(CliTestCase):
+    """Spec problems: `compile` fails and leaves no artifact."""
+
+    def write_spec(self, text, name="spec.yaml"):
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def spec_with(self, old, new):
+        with open(SPEC) as f:
+            text = f.read()
+        self.assertIn(old, text)
+        return self.write_spec(text.replace(old, new))
+
+    def compile_error(self, spec, title, where=None, weights=WEIGHTS):
+        out = self.path("artifact")
+        self.error("compile", "--spec", spec, "--weights", weights, "--out", out,
+                   title=title, where=where)
+        self.assert_absent(out)
+
+    def test_weights_tensor_shape_mismatch_is_the_seed_message(self):
+        w = load(WEIGHTS)
+        w["fc1.weight"] = np.ascontiguousarray(w["fc1.weight"].T)
+        np.savez(self.path("w.npz"), **w)
+        self.compile_error(SPEC, "weights tensor shape mismatch",
+                           "op 'fc1' (component 'hidden') expects weight (16, 8); "
+                           "w.npz has 'fc1.weight' (8, 16)",
+                           weights=self.path("w.npz"))
+        self.error("validate", SPEC, "--weights", self.path("w.npz"),
+                   title="weights tensor shape mismatch")
+
+    def test_unknown_weight_key(self):
+        spec = self.spec_with("key: fc2.bias", "key: fc2.bais")
+        self.compile_error(spec, "weights tensor not found", "needs 'fc2.bais'")
+
+    def test_weight_with_wrong_dtype(self):
+        w = load(WEIGHTS)
+        w["fc2.bias"] = w["fc2.bias"].astype(np.float64)
+        np.savez(self.path("w.npz"), **w)
+        self.compile_error(SPEC, "weights tensor dtype mismatch", "float64",
+                           weights=self.path("w.npz"))
+
+    def test_unknown_op(self):
+        spec = self.spec_with("op: Relu", "op: ReLU")
+        self.compile_error(spec, "unknown operator", "relu1")
+        self.error("validate", spec, title="unknown operator")
+
+    def test_cycle(self):
+        # relu1 now reads the output of bias2, which depends on relu1.
+        spec = self.spec_with("inputs: [h]\n", "inputs: [logits]\n")
+        self.compile_error(spec, "graph has a cycle")
+
+    def test_reference_to_unknown_tensor(self):
+        spec = self.spec_with("inputs: [z]", "inputs: [zz]")
+        self.compile_error(spec, "graph references an unknown tensor", "'zz'")
+
+    def test_invalid_yaml(self):
+        self.compile_error(self.write_spec("inputs: [x\n  - : :\n"), "spec is not valid YAML")
+
+    def test_structure_errors_name_the_line(self):
+        spec = self.spec_with("    shape: [1, 8]", "    shape: [1, eight]")
+        self.compile_error(spec, "spec structure is invalid", "spec.yaml:9")
+        spec = self.spec_with("op: Gemm", "opp: Gemm")
+        self.compile_error(spec, "spec structure is invalid", "unknown key 'opp'")
+
+    def test_duplicate_operator_name(self):
+        spec = self.spec_with("name: relu1", "name: fc1")
+        self.compile_error(spec, "duplicate name in spec", "'fc1'")
+
+    def test_shape_mismatch_between_operators(self):
+        spec = self.spec_with("{key: fc2.weight, shape: [16, 4]}", "{key: fc2.weight, shape: [8, 4]}")
+        w = load(WEIGHTS)
+        w["fc2.weight"] = w["fc2.weight"][:8]
+        np.savez(self.path("w.npz"), **w)
+        self.compile_error(spec, "operator shape mismatch", "fc2", weights=self.path("w.npz"))
+
+    def test_backend_lowering_missing(self):
+        # Det is an ONNX operator cpu_ref has no kernel for.
+        spec = self.write_spec(
+            "name: det\ninputs:\n  - {name: m, shape: [3, 3]}\noutputs:\n  - {name: d}\n"
+            "components:\n  - name: only\n    operators:\n"
+            "      - {name: det1, op: Det, inputs: [m], outputs: [d]}\n")
+        r, m = self.error("validate", spec, title="backend lowering missing for op Det",
+                          where="det1")
+        self.assertEqual(m["anchor"], "backend-lowering-missing-for-op-x")
+        self.assertIn("eulernpu capabilities", m["fix"])
+        self.compile_error(spec, "backend lowering missing for op Det")
+
+    def test_compile_without_weights(self):
+        out = self.path("artifact")
+        self.error("compile", "--spec", SPEC, "--out", out, title="weights not provided")
+        self.assert_absent(out)
+
+    def test_missing_spec_and_weights_files(self):
+        self.compile_error(self.path("nope.yaml"), "file not found")
+        self.compile_error(SPEC, "file not found", weights=self.path("nope.npz"))
+
+    def test_output_path_in_the_way(self):
+        with open(self.path("artifact"), "w") as f:
+            f.write("precious")
+        self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", self.path("artifact"),
+                   title="output path is in the way")
+        with open(self.path("artifact")) as f:
+            self.assertEqual(f.read(), "precious")
+
+
+class NpzErrorTest(CliTestCase):
+    def truncated(self, source, keep):
+        path = self.path("truncated.npz")
+        with open(source, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[:keep])
+        return path
+
+    def test_truncated_weights(self):
+        out = self.path("artifact")
+        for keep in (0, 10, 100, os.path.getsize(WEIGHTS) - 30):
+            self.error("compile", "--spec", SPEC, "--weights", self.truncated(WEIGHTS, keep),
+                       "--out", out, title="npz file is corrupt")
+            self.assert_absent(out)
+
+    def test_run_errors_leave_no_result(self):
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        out = self.path("r.npz")
+
+        def run_error(input_path, title, where=None):
+            self.error("run", "--artifact", self.path("a"), "--input", input_path,
+                       "--out", out, title=title, where=where)
+            self.assert_absent(out)
+
+        run_error(self.path("missing.npz"), "file not found")
+        run_error(self.truncated(INPUT, 50), "npz file is corrupt")
+        np.savez(self.path("f64.npz"), x=load(INPUT)["x"].astype(np.float64))
+        run_error(self.path("f64.npz"), "input tensor dtype mismatch", "float64")
+        np.savez(self.path("shape.npz"), x=np.zeros((2, 8), np.float32))
+        run_error(self.path("shape.npz"), "input tensor shape mismatch", "(2, 8)")
+        np.savez(self.path("key.npz"), y=load(INPUT)["x"])
+        run_error(self.path("key.npz"), "input tensor key not found", "'x'")
+        np.savez(self.path("extra.npz"), x=load(INPUT)["x"], extra=np.zeros(1, np.float32))
+        run_error(self.path("extra.npz"), "input tensor not in model", "'extra'")
+
+    def test_broken_artifact(self):
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        out = self.path("r.npz")
+        args = ("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out)
+        self.error("run", "--artifact", self.path("nope"), "--input", INPUT, "--out", out,
+                   title="file not found")
+        with open(self.path("a", "graph.json"), "w") as f:
+            f.write('{"format": "eulernpu-cpu_ref-graph", "version": 1, "tensors": {"x": 5}}')
+        self.error(*args, title="artifact is corrupt")
+        with open(self.path("a", "graph.json"), "w") as f:
+            f.write("{not json")
+        self.error(*args, title="artifact is corrupt")
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        os.remove(self.path("a", "plan.json"))
+        self.error(*args, title="artifact file missing", where="plan.json")
+        with open(self.path("a", "manifest.json"), "w") as f:
+            f.write("[]")
+        self.error(*args, title="artifact manifest is corrupt")
+        self.assert_absent(out)
+
+    def test_artifact_with_huge_plan_is_refused(self):
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        with open(self.path("a", "plan.json")) as f:
+            plan = f.read()
+        with open(self.path("a", "plan.json"), "w") as f:
+            f.write(plan.replace('"arena_bytes": 128', '"arena_bytes": 99999999999999999'))
+        self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out",
+                   self.path("r.npz"), title="artifact is corrupt")
+
+
+class CompareErrorTest(CliTestCase):
+    def test_golden_tensor_key_not_found(self):
+        np.savez(self.path("g.npz"), logits=load(GOLDEN)["probs"])
+        r, m = self.error("compare", "--got", GOLDEN, "--expected", self.path("g.npz"),
+                          title="golden tensor key not found", where="'logits'")
+        self.assertIn("MISSING", r.stdout)
+
+    def test_extra_result_key_fails_too(self):
+        g = load(GOLDEN)
+        np.savez(self.path("r.npz"), probs=g["probs"], extra=g["probs"])
+        self.error("compare", "--got", self.path("r.npz"), "--expected", GOLDEN,
+                   title="result tensor key not in golden")
+
+    def test_values_beyond_tolerance(self):
+        g = load(GOLDEN)["probs"].copy()
+        g[0, 3] += np.float32(0.5)
+        np.savez(self.path("r.npz"), probs=g)
+        r, m = self.error("compare", "--got", self.path("r.npz"), "--expected", GOLDEN,
+                          title="tensor values differ beyond tolerance", where="(0, 3)")
+        self.assertIn("FAIL", r.stdout)
+        # Within a looser tolerance it passes, and says so.
+        r = self.ok("compare", "--got", self.path("r.npz"), "--expected", GOLDEN, "--tol", "0.6")
+        self.assertRegex(r.stdout, r"^Compare  OK: 1 tensor · max abs diff 0\.5 < tol 0\.6\n$")
+
+    def test_shape_mismatch(self):
+        np.savez(self.path("r.npz"), probs=np.zeros((4,), np.float32))
+        self.error("compare", "--got", self.path("r.npz"), "--expected", GOLDEN,
+                   title="tensor shape mismatch")
+
+    def test_nan_matches_nan_only(self):
+        a = np.array([1.0, np.nan, np.inf], np.float32)
+        np.savez(self.path("a.npz"), t=a)
+        self.ok("compare", "--got", self.path("a.npz"), "--expected", self.path("a.npz"),
+                "--tol", "0")
+        np.savez(self.path("b.npz"), t=np.array([1.0, 2.0, np.inf], np.float32))
+        self.error("compare", "--got", self.path("b.npz"), "--expected", self.path("a.npz"),
+                   title="tensor values differ beyond tolerance")
+
+    def test_float64_golden_against_float32_result(self):
+        np.savez(self.path("g64.npz"), probs=load(GOLDEN)["probs"].astype(np.float64))
+        self.ok("compare", "--got", GOLDEN, "--expected", self.path("g64.npz"))
+
+    def test_bad_tolerance_and_missing_options(self):
+        self.error("compare", "--got", GOLDEN, "--expected", GOLDEN, "--tol", "-1",
+                   title="invalid command line")
+        self.error("compare", "--got", GOLDEN, title="missing required option")
+
+
+if __name__ == "__main__":
+    unittest.main()

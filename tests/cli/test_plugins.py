@@ -1,0 +1,154 @@
+"""Plugin discovery: what loads, what is refused and why, and the
+capability matrix built from what plugins declare."""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+
+from harness import FIXTURE_DIR, PLUGIN_DIR, TINY_MLP, CliTestCase, compile_tiny_mlp, run
+
+
+def make_bad_plugin_dir(path):
+    """A directory holding one library of every kind the host must refuse."""
+    os.makedirs(path)
+    for lib in ("libnot_a_plugin.so", "libeulernpu_abi2.so", "libeulernpu_missing_dep.so"):
+        shutil.copy(os.path.join(FIXTURE_DIR, lib), path)
+    with open(os.path.join(path, "libeulernpu_x.so"), "w") as f:
+        f.write("this is a text file, not a library\n")
+    src = os.path.join(path, "arm.c")
+    with open(src, "w") as f:
+        f.write("int arm_answer(void) { return 42; }\n")
+    subprocess.run(["aarch64-linux-gnu-gcc", "-shared", "-fPIC", "-o",
+                    os.path.join(path, "libeulernpu_arm.so"), src], check=True)
+    os.remove(src)
+    # A second copy of cpu_ref: the first one found wins, the other is named.
+    shutil.copy(os.path.join(PLUGIN_DIR, "libeulernpu_cpu_ref.so"),
+                os.path.join(path, "libeulernpu_cpu_ref_copy.so"))
+
+
+class RejectedLibrariesTest(CliTestCase):
+    def setUp(self):
+        super().setUp()
+        self.bad = self.path("plugins")
+        make_bad_plugin_dir(self.bad)
+
+    def rejected(self):
+        r = self.ok("--plugin-dir", self.bad, "plugins", "--json")
+        return {os.path.basename(x["path"]): x["reason"] for x in json.loads(r.stdout)["rejected"]}
+
+    def test_each_bad_library_is_named_with_its_reason(self):
+        reasons = self.rejected()
+        self.assertIn("no enp_plugin_entry symbol", reasons["libnot_a_plugin.so"])
+        self.assertIn("not an ELF shared library", reasons["libeulernpu_x.so"])
+        self.assertIn("built for aarch64", reasons["libeulernpu_arm.so"])
+        self.assertIn("ABI 2.0", reasons["libeulernpu_abi2.so"])
+        self.assertIn("future_backend", reasons["libeulernpu_abi2.so"])
+        self.assertIn("libenp_vanishing.so", reasons["libeulernpu_missing_dep.so"])
+        self.assertIn("duplicates", reasons["libeulernpu_cpu_ref.so"])
+        self.assertEqual(len(reasons), 6)
+
+    def test_text_listing_names_them_too(self):
+        r = self.ok("--plugin-dir", self.bad, "plugins")
+        for name in ("libnot_a_plugin.so", "libeulernpu_x.so", "libeulernpu_arm.so",
+                     "libeulernpu_abi2.so", "libeulernpu_missing_dep.so"):
+            self.assertIn(name, r.stdout)
+        self.assertIn("Rejected libraries (6)", r.stdout)
+
+    def test_other_commands_still_work(self):
+        self.ok("--plugin-dir", self.bad, "validate", os.path.join(TINY_MLP, "spec.yaml"))
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        r = run("--plugin-dir", self.bad, "compile", "--spec", os.path.join(TINY_MLP, "spec.yaml"),
+                "--weights", os.path.join(TINY_MLP, "weights.npz"), "--out", self.path("b"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.ok("--plugin-dir", self.bad, "run", "--artifact", self.path("b"), "--input",
+                os.path.join(TINY_MLP, "input.npz"), "--out", self.path("r.npz"))
+        self.ok("--plugin-dir", self.bad, "capabilities")
+
+
+class DiscoveryOrderTest(CliTestCase):
+    def loaded(self, *args, env=None):
+        r = self.ok(*args, "plugins", "--json", env=env)
+        return {p["name"]: p["path"] for p in json.loads(r.stdout)["plugins"]}
+
+    def test_installed_plugins_are_found_beside_the_executable(self):
+        loaded = self.loaded()
+        self.assertEqual(os.path.dirname(loaded["cpu_ref"]), PLUGIN_DIR)
+        self.assertIn("spec", loaded)
+
+    def test_plugin_dir_beats_env_path_beats_installed(self):
+        for d in ("first", "second"):
+            os.makedirs(self.path(d))
+            shutil.copy(os.path.join(PLUGIN_DIR, "libeulernpu_cpu_ref.so"), self.path(d))
+        env = {"EULERNPU_PLUGIN_PATH": self.path("second")}
+        self.assertEqual(self.loaded(env=env)["cpu_ref"],
+                         self.path("second", "libeulernpu_cpu_ref.so"))
+        self.assertEqual(self.loaded("--plugin-dir", self.path("first"), env=env)["cpu_ref"],
+                         self.path("first", "libeulernpu_cpu_ref.so"))
+
+    def test_search_path_is_reported_in_order(self):
+        r = self.ok("--plugin-dir", "/nonexistent/a", "--plugin-dir", "/nonexistent/b", "plugins",
+                    "--json", env={"EULERNPU_PLUGIN_PATH": "/nonexistent/c:/nonexistent/d"})
+        origins = [(d["path"], d["origin"]) for d in json.loads(r.stdout)["search_path"]]
+        self.assertEqual(origins[:4], [("/nonexistent/a", "--plugin-dir"),
+                                       ("/nonexistent/b", "--plugin-dir"),
+                                       ("/nonexistent/c", "EULERNPU_PLUGIN_PATH"),
+                                       ("/nonexistent/d", "EULERNPU_PLUGIN_PATH")])
+        self.assertEqual(origins[4], (PLUGIN_DIR, "installed"))
+
+
+class CapabilitiesTest(CliTestCase):
+    def test_json_matrix_comes_from_declarations(self):
+        caps = json.loads(self.ok("capabilities", "--json").stdout)
+        backends = {b["name"]: b for b in caps["backends"]}
+        self.assertIn("cpu_ref", backends)
+        ops = {o["op"] for o in backends["cpu_ref"]["ops"]}
+        for op in ("Gemm", "MatMul", "Add", "Mul", "Relu", "Sigmoid", "Softmax"):
+            self.assertIn(op, ops)
+            self.assertEqual(caps["matrix"][op]["cpu_ref"], ["float32"])
+        self.assertEqual(backends["cpu_ref"]["devices"][0]["core_modes"], ["single"])
+
+    def test_filters(self):
+        r = self.ok("capabilities", "--backend", "cpu_ref", "--op", "Gemm")
+        rows = [l for l in r.stdout.splitlines() if l.startswith("Gemm")]
+        self.assertEqual(len(rows), 1)
+        self.assertIn("f32", rows[0])
+        self.assertNotIn("Relu", r.stdout)
+        caps = json.loads(self.ok("capabilities", "--op", "Relu", "--json").stdout)
+        self.assertEqual(list(caps["matrix"]), ["Relu"])
+
+    def test_unknown_backend_is_an_error(self):
+        self.error("capabilities", "--backend", "nope", title="backend not found",
+                   where="cpu_ref")
+
+
+class HelpAndVersionTest(CliTestCase):
+    COMMANDS = ("plugins", "capabilities", "validate", "compile", "run", "compare")
+
+    def test_every_command_has_help(self):
+        for command in self.COMMANDS:
+            r = self.ok(command, "--help")
+            self.assertIn("Usage:", r.stdout)
+            self.assertIn("--help", r.stdout)
+
+    def test_global_help_lists_commands(self):
+        r = self.ok("--help")
+        for command in self.COMMANDS:
+            self.assertIn(command, r.stdout)
+
+    def test_version(self):
+        self.assertRegex(self.ok("--version").stdout, r"^eulernpu \d+\.\d+\.\d+ \(plugin ABI 1\.\d+\)\n$")
+
+    def test_unknown_command_and_option(self):
+        self.error("frobnicate", title="unknown command")
+        self.error("compile", "--frob", title="invalid command line")
+        self.error("--log-level", "loud", "plugins", title="invalid command line")
+
+    def test_log_level_debug_goes_to_stderr(self):
+        r = self.ok("--log-level", "debug", "--plugin-dir", "/nonexistent", "plugins")
+        self.assertIn("does not exist", r.stderr)
+        self.assertNotIn("[debug]", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
