@@ -19,7 +19,8 @@ const PluginRegistry& Context::registry() {
 std::string Context::search_path_string() {
   std::string s;
   for (const SearchDir& d : registry().search_path()) {
-    s += (s.empty() ? "" : ":") + d.path.string();
+    if (!s.empty()) s += ':';
+    s += d.path.string();
   }
   return s;
 }
@@ -37,12 +38,12 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
       throw UserError("invalid command line",
                       "unexpected argument '" + result.unmatched().front() +
                           "' for '" + options.program() + "'",
-                      "see 'eulernpu " + options.program() + " --help'");
+                      "see '" + options.program() + " --help'");
     }
     return result;
   } catch (const cxxopts::exceptions::exception& e) {
     throw UserError("invalid command line", options.program() + ": " + e.what(),
-                    "see 'eulernpu " + options.program() + " --help'");
+                    "see '" + options.program() + " --help'");
   }
 }
 
@@ -53,6 +54,10 @@ void require(const cxxopts::ParseResult& args, const std::string& command,
                     "'eulernpu " + command + "' needs --" + name,
                     "see 'eulernpu " + command + " --help'");
   }
+}
+
+std::string optional_string(const cxxopts::ParseResult& args, const std::string& name) {
+  return args.count(name) ? args[name].as<std::string>() : std::string();
 }
 
 }  // namespace eulernpu::host

@@ -47,4 +47,7 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
 void require(const cxxopts::ParseResult& args, const std::string& command,
              const std::string& name);
 
+// The option's value, or "" if it was not given.
+std::string optional_string(const cxxopts::ParseResult& args, const std::string& name);
+
 }  // namespace eulernpu::host

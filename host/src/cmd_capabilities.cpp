@@ -45,7 +45,7 @@ std::string short_dtypes(uint32_t mask) {
 }  // namespace
 
 int cmd_capabilities(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("capabilities",
+  cxxopts::Options options("eulernpu capabilities",
                            "Print the op x backend capability matrix and each "
                            "backend's target devices and core modes.");
   options.add_options()("backend", "only this backend", cxxopts::value<std::string>())(
@@ -115,22 +115,33 @@ int cmd_capabilities(Context& ctx, int argc, char** argv) {
     return 0;
   }
 
-  std::printf("%-24s", "OP");
-  for (const LoadedPlugin* b : backends) std::printf(" %-14s", b->name.c_str());
-  std::printf("\n");
+  // Columns as wide as their widest cell.
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"OP"});
+  for (const LoadedPlugin* b : backends) rows[0].push_back(b->name);
   for (const auto& [op, per_backend] : matrix) {
-    std::printf("%-24s", op.c_str());
+    std::vector<std::string> row{op};
     for (const LoadedPlugin* b : backends) {
       auto it = per_backend.find(b->name);
-      std::string cell = "-";
+      uint32_t mask = 0;
       if (it != per_backend.end()) {
-        uint32_t mask = 0;
         for (const auto* d : it->second) mask |= d->dtypes;
-        cell = short_dtypes(mask);
       }
-      std::printf(" %-14s", cell.c_str());
+      row.push_back(mask ? short_dtypes(mask) : "-");
     }
-    std::printf("\n");
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
   }
   std::printf("\nTarget devices (core modes, default first):\n");
   for (const LoadedPlugin* b : backends) {

@@ -49,7 +49,7 @@ std::string index_string(uint64_t flat, const std::vector<int64_t>& shape) {
 }  // namespace
 
 int cmd_compare(Context&, int argc, char** argv) {
-  cxxopts::Options options("compare",
+  cxxopts::Options options("eulernpu compare",
                            "Compare result tensors with a golden, tensor by tensor.");
   options.add_options()("got", "result .npz", cxxopts::value<std::string>())(
       "expected", "golden .npz", cxxopts::value<std::string>())(

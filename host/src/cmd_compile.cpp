@@ -10,7 +10,7 @@
 namespace eulernpu::host {
 
 int cmd_compile(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("compile",
+  cxxopts::Options options("eulernpu compile",
                            "Compile a model into an artifact for a backend.");
   options.add_options()("spec", "spec.yaml model", cxxopts::value<std::string>())(
       "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
@@ -20,11 +20,11 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
       "backend", "lowering target",
       cxxopts::value<std::string>()->default_value("cpu_ref"))(
       "target-device", "device of the backend (default: its first)",
-      cxxopts::value<std::string>()->default_value(""))(
+      cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
-      cxxopts::value<std::string>()->default_value(""))(
+      cxxopts::value<std::string>())(
       "frontend", "frontend to read the model with (default: by extension)",
-      cxxopts::value<std::string>()->default_value(""));
+      cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "compile", "out");
@@ -37,11 +37,11 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
   const auto [device, core_mode] =
-      resolve_target(backend, (*args)["target-device"].as<std::string>(),
-                     (*args)["inference-scheme"].as<std::string>());
+      resolve_target(backend, optional_string(*args, "target-device"),
+                     optional_string(*args, "inference-scheme"));
 
   ImportOptions import;
-  import.frontend = (*args)["frontend"].as<std::string>();
+  import.frontend = optional_string(*args, "frontend");
   if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
   const ImportedModel m = import_model(ctx.registry(), model_path, import);
   if (!m.unbound_weights.empty()) {

@@ -7,7 +7,7 @@
 namespace eulernpu::host {
 
 int cmd_plugins(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("plugins", "List loaded plugins and rejected libraries.");
+  cxxopts::Options options("eulernpu plugins", "List loaded plugins and rejected libraries.");
   options.add_options()("json", "print JSON");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;

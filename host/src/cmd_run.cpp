@@ -59,12 +59,12 @@ void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inp
 }  // namespace
 
 int cmd_run(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("run", "Run an artifact on the backend it was compiled for.");
+  cxxopts::Options options("eulernpu run", "Run an artifact on the backend it was compiled for.");
   options.add_options()("artifact", "artifact directory", cxxopts::value<std::string>())(
       "input", "input tensors (.npz, keyed by input name)", cxxopts::value<std::string>())(
       "out", "result .npz to write", cxxopts::value<std::string>())(
       "inference-scheme", "must match the artifact's core mode if given",
-      cxxopts::value<std::string>()->default_value(""))(
+      cxxopts::value<std::string>())(
       "threads", "worker threads (0 = backend default)",
       cxxopts::value<int>()->default_value("0"));
   auto args = parse_command(options, argc, argv);
@@ -73,7 +73,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
 
   const Artifact artifact = Artifact::open((*args)["artifact"].as<std::string>());
   const nlohmann::json manifest = read_manifest(artifact);
-  const std::string scheme = (*args)["inference-scheme"].as<std::string>();
+  const std::string scheme = optional_string(*args, "inference-scheme");
   const std::string baked = manifest.value("core_mode", "");
   if (!scheme.empty() && scheme != baked) {
     throw UserError("inference scheme differs from the artifact",

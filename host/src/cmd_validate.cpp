@@ -10,7 +10,7 @@
 namespace eulernpu::host {
 
 int cmd_validate(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("validate",
+  cxxopts::Options options("eulernpu validate",
                            "Check a model spec: structure, references, op names, "
                            "shapes, and (with --weights) every weight tensor.");
   options.add_options()("spec", "spec.yaml to check", cxxopts::value<std::string>())(
@@ -18,7 +18,7 @@ int cmd_validate(Context& ctx, int argc, char** argv) {
       "backend", "backend that must support every op",
       cxxopts::value<std::string>()->default_value("cpu_ref"))(
       "frontend", "frontend to read the spec with (default: by extension)",
-      cxxopts::value<std::string>()->default_value(""));
+      cxxopts::value<std::string>());
   options.parse_positional({"spec"});
   options.positional_help("SPEC");
   auto args = parse_command(options, argc, argv);
@@ -26,7 +26,7 @@ int cmd_validate(Context& ctx, int argc, char** argv) {
   require(*args, "validate", "spec");
 
   ImportOptions import;
-  import.frontend = (*args)["frontend"].as<std::string>();
+  import.frontend = optional_string(*args, "frontend");
   if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
   const std::string backend_name = (*args)["backend"].as<std::string>();
   const LoadedPlugin& backend = ctx.registry().backend(backend_name);
