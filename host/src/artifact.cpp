@@ -30,8 +30,7 @@ void write_all(const fs::path& root, const FileSet& files) {
             static_cast<std::streamsize>(bytes.size()));
     f.close();
     if (!f) {
-      throw UserError("cannot write output file",
-                      "writing '" + target.string() + "' failed",
+      throw UserError("cannot write output file", "writing '" + target.string() + "' failed",
                       "check free disk space and permissions");
     }
   }
@@ -42,10 +41,8 @@ void write_all(const fs::path& root, const FileSet& files) {
 Artifact Artifact::open(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    throw UserError("file not found",
-                    "artifact '" + path.string() + "' does not exist",
-                    "compile one with 'eulernpu compile ... --out " +
-                        path.string() + "'");
+    throw UserError("file not found", "artifact '" + path.string() + "' does not exist",
+                    "compile one with 'eulernpu compile ... --out " + path.string() + "'");
   }
   if (!fs::is_directory(path, ec) || !fs::is_regular_file(path / "manifest.json", ec)) {
     throw UserError("not an artifact",
@@ -64,21 +61,19 @@ std::vector<uint8_t> Artifact::read(const std::string& relative) const {
   const fs::path p = root_ / relative;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) {
-    throw UserError("artifact file missing",
-                    "'" + p.string() + "' is not in the artifact",
+    throw UserError("artifact file missing", "'" + p.string() + "' is not in the artifact",
                     "recompile the artifact; it is incomplete");
   }
   const uint64_t size = fs::file_size(p, ec);
   if (ec || size > kMaxArtifactFileBytes) {
-    throw UserError("artifact file too large",
-                    "'" + p.string() + "' exceeds " +
-                        std::to_string(kMaxArtifactFileBytes) + " bytes",
-                    "recompile the artifact");
+    throw UserError(
+        "artifact file too large",
+        "'" + p.string() + "' exceeds " + std::to_string(kMaxArtifactFileBytes) + " bytes",
+        "recompile the artifact");
   }
   std::vector<uint8_t> bytes(size);
   std::ifstream f(p, std::ios::binary);
-  if (!f.read(reinterpret_cast<char*>(bytes.data()),
-              static_cast<std::streamsize>(size))) {
+  if (!f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
     throw UserError("artifact file missing", "cannot read '" + p.string() + "'",
                     "check permissions");
   }
@@ -95,8 +90,7 @@ void write_artifact_dir(const fs::path& out, const FileSet& files) {
   }
   if (!out.parent_path().empty() && !fs::is_directory(out.parent_path(), ec)) {
     throw UserError("cannot write output file",
-                    "directory '" + out.parent_path().string() +
-                        "' does not exist",
+                    "directory '" + out.parent_path().string() + "' does not exist",
                     "create it first");
   }
   const fs::path tmp = sibling(out, "tmp");
@@ -112,8 +106,7 @@ void write_artifact_dir(const fs::path& out, const FileSet& files) {
     fs::rename(tmp, out);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);
-    throw UserError("cannot write output file", e.what(),
-                    "check free disk space and permissions");
+    throw UserError("cannot write output file", e.what(), "check free disk space and permissions");
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

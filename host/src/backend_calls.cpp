@@ -28,8 +28,7 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
   KvView kv(options);
   enp_support_report_t report;
   report.nodes.resize(view.graph()->n_nodes);
-  throw_if_error(backend.backend().query(view.graph(), kv.items.data(),
-                                         kv.items.size(), &report),
+  throw_if_error(backend.backend().query(view.graph(), kv.items.data(), kv.items.size(), &report),
                  backend.name);
   std::vector<enp_support_report_t::Entry> out;
   for (auto& e : report.nodes) {
@@ -47,8 +46,8 @@ void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& mode
     if (support[i].supported) continue;
     const auto& n = model.graph().node(static_cast<int>(i));
     if (first_op.empty()) first_op = n.op_type();
-    where += (where.empty() ? "" : "; ") + ("node '" + n.name() + "' (" +
-                                           n.op_type() + "): " + support[i].reason);
+    where += (where.empty() ? "" : "; ") +
+             ("node '" + n.name() + "' (" + n.op_type() + "): " + support[i].reason);
   }
   if (first_op.empty()) return;
   throw UserError("backend lowering missing for op " + first_op,
@@ -77,7 +76,8 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                     "backend '" + backend.name + "' has no device '" + device +
                         "' (it has: " + (known.empty() ? "none" : known) + ")",
                     "pick one with --target-device; 'eulernpu capabilities "
-                    "--backend " + backend.name + "' lists them");
+                    "--backend " +
+                        backend.name + "' lists them");
   }
   const std::string mode = core_mode.empty() ? chosen->default_core_mode : core_mode;
   std::string modes;
@@ -86,8 +86,7 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
     modes += (modes.empty() ? "" : ", ") + m;
   }
   throw UserError("core mode not supported by target device",
-                  "device '" + chosen->name + "' supports " + modes + ", not '" +
-                      mode + "'",
+                  "device '" + chosen->name + "' supports " + modes + ", not '" + mode + "'",
                   "pick one of those with --inference-scheme, or another device");
 }
 
@@ -96,21 +95,19 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
   GraphViewStorage view(model);
   KvView kv(options);
   enp_artifact_writer_t writer;
-  throw_if_error(
-      backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer),
-      backend.name);
+  throw_if_error(backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer),
+                 backend.name);
   return std::move(writer.files);
 }
 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
-                                 const KeyValues& options,
-                                 const std::vector<Tensor>& inputs) {
+                                 const KeyValues& options, const std::vector<Tensor>& inputs) {
   KvView kv(options);
   const std::vector<enp_tensor_t> views = tensor_views(inputs);
   enp_artifact_reader_t reader(artifact);
   enp_tensor_list_t outputs;
-  throw_if_error(backend.backend().run(&reader, kv.items.data(), kv.items.size(),
-                                       views.data(), views.size(), &outputs),
+  throw_if_error(backend.backend().run(&reader, kv.items.data(), kv.items.size(), views.data(),
+                                       views.size(), &outputs),
                  backend.name);
   return std::move(outputs.tensors);
 }

@@ -32,11 +32,9 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                                                   const std::string& device,
                                                   const std::string& core_mode);
 
-FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
-              const KeyValues& options);
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options);
 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
-                                 const KeyValues& options,
-                                 const std::vector<Tensor>& inputs);
+                                 const KeyValues& options, const std::vector<Tensor>& inputs);
 
 }  // namespace eulernpu::host

@@ -10,8 +10,8 @@ namespace eulernpu::host {
 const PluginRegistry& Context::registry() {
   if (!registry_) {
     const char* env = std::getenv("EULERNPU_PLUGIN_PATH");
-    registry_ = std::make_unique<PluginRegistry>(PluginRegistry::discover(
-        plugin_dirs, env ? env : "", installed_plugin_dir));
+    registry_ = std::make_unique<PluginRegistry>(
+        PluginRegistry::discover(plugin_dirs, env ? env : "", installed_plugin_dir));
   }
   return *registry_;
 }
@@ -25,8 +25,8 @@ std::string Context::search_path_string() {
   return s;
 }
 
-std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
-                                                  int argc, char** argv) {
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc,
+                                                  char** argv) {
   options.add_options()("h,help", "show this help");
   try {
     auto result = options.parse(argc, argv);
@@ -36,8 +36,8 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
     }
     if (!result.unmatched().empty()) {
       throw UserError("invalid command line",
-                      "unexpected argument '" + result.unmatched().front() +
-                          "' for '" + options.program() + "'",
+                      "unexpected argument '" + result.unmatched().front() + "' for '" +
+                          options.program() + "'",
                       "see '" + options.program() + " --help'");
     }
     return result;
@@ -50,8 +50,7 @@ std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
 void require(const cxxopts::ParseResult& args, const std::string& command,
              const std::string& name) {
   if (!args.count(name)) {
-    throw UserError("missing required option",
-                    "'eulernpu " + command + "' needs --" + name,
+    throw UserError("missing required option", "'eulernpu " + command + "' needs --" + name,
                     "see 'eulernpu " + command + " --help'");
   }
 }

@@ -40,12 +40,10 @@ int cmd_compare(Context& ctx, int argc, char** argv);
 
 // Parses a command's options; --help prints usage and returns nullopt.
 // Unknown options and missing values are UserErrors naming the command.
-std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options,
-                                                  int argc, char** argv);
+std::optional<cxxopts::ParseResult> parse_command(cxxopts::Options& options, int argc, char** argv);
 
 // Throws UserError("missing required option") unless `name` was given.
-void require(const cxxopts::ParseResult& args, const std::string& command,
-             const std::string& name);
+void require(const cxxopts::ParseResult& args, const std::string& command, const std::string& name);
 
 // The option's value, or "" if it was not given.
 std::string optional_string(const cxxopts::ParseResult& args, const std::string& name);

@@ -22,8 +22,7 @@ std::vector<std::string> dtype_names(uint32_t mask) {
   for (int d = 0; d < 32; ++d) {
     if (mask & (1u << d)) {
       const char* name = dtype_name(static_cast<DType>(d));
-      out.push_back(std::string(name) == "undefined" ? "dtype" + std::to_string(d)
-                                                     : name);
+      out.push_back(std::string(name) == "undefined" ? "dtype" + std::to_string(d) : name);
     }
   }
   return out;
@@ -31,9 +30,8 @@ std::vector<std::string> dtype_names(uint32_t mask) {
 
 std::string short_dtypes(uint32_t mask) {
   static const std::map<std::string, std::string> abbrev = {
-      {"float32", "f32"}, {"float16", "f16"}, {"float64", "f64"}, {"int8", "i8"},
-      {"uint8", "u8"},    {"int16", "i16"},   {"int32", "i32"},   {"int64", "i64"},
-      {"bool", "bool"}};
+      {"float32", "f32"}, {"float16", "f16"}, {"float64", "f64"}, {"int8", "i8"},  {"uint8", "u8"},
+      {"int16", "i16"},   {"int32", "i32"},   {"int64", "i64"},   {"bool", "bool"}};
   std::string s;
   for (const std::string& n : dtype_names(mask)) {
     auto it = abbrev.find(n);
@@ -49,8 +47,8 @@ int cmd_capabilities(Context& ctx, int argc, char** argv) {
                            "Print the op x backend capability matrix and each "
                            "backend's target devices and core modes.");
   options.add_options()("backend", "only this backend", cxxopts::value<std::string>())(
-      "op", "only this op (e.g. Conv, or domain::Op)", cxxopts::value<std::string>())(
-      "json", "print JSON");
+      "op", "only this op (e.g. Conv, or domain::Op)", cxxopts::value<std::string>())("json",
+                                                                                      "print JSON");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
 

@@ -26,8 +26,8 @@ void print_table(const std::vector<TensorComparison>& results, double tol) {
     } else if (c.shape_mismatch) {
       status = "SHAPE " + shape_string(c.got_shape) + " vs " + shape_string(c.expected_shape);
     } else {
-      status = "max abs diff " + format_diff(c.max_abs_diff) + (c.ok ? " <= " : " > ") +
-               "tol " + tolerance_string(tol) + (c.ok ? "  ok" : "  FAIL");
+      status = "max abs diff " + format_diff(c.max_abs_diff) + (c.ok ? " <= " : " > ") + "tol " +
+               tolerance_string(tol) + (c.ok ? "  ok" : "  FAIL");
     }
     std::printf("  %-24s %-16s %s\n", c.name.c_str(),
                 shape_string(c.expected_shape.empty() ? c.got_shape : c.expected_shape).c_str(),
@@ -54,8 +54,8 @@ int cmd_compare(Context&, int argc, char** argv) {
   options.add_options()("got", "result .npz", cxxopts::value<std::string>())(
       "expected", "golden .npz", cxxopts::value<std::string>())(
       "tol", "largest allowed absolute difference",
-      cxxopts::value<double>()->default_value("1e-05"))(
-      "v,verbose", "print every tensor even when all match");
+      cxxopts::value<double>()->default_value("1e-05"))("v,verbose",
+                                                        "print every tensor even when all match");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "compare", "got");
@@ -104,14 +104,12 @@ int cmd_compare(Context&, int argc, char** argv) {
   }
   if (c.shape_mismatch) {
     throw UserError("tensor shape mismatch",
-                    "'" + c.name + "' has shape " + shape_string(c.got_shape) + " in " +
-                        got_path + " but " + shape_string(c.expected_shape) + " in " +
-                        expected_path,
+                    "'" + c.name + "' has shape " + shape_string(c.got_shape) + " in " + got_path +
+                        " but " + shape_string(c.expected_shape) + " in " + expected_path,
                     "check that the golden belongs to this model and input");
   }
   char values[128];
-  std::snprintf(values, sizeof values, "got %.9g, expected %.9g", c.worst_got,
-                c.worst_expected);
+  std::snprintf(values, sizeof values, "got %.9g, expected %.9g", c.worst_got, c.worst_expected);
   throw UserError("tensor values differ beyond tolerance",
                   "'" + c.name + "' max abs diff " + format_diff(c.max_abs_diff) + " at " +
                       index_string(c.worst_index, c.expected_shape) + " (" + values +

@@ -10,21 +10,17 @@
 namespace eulernpu::host {
 
 int cmd_compile(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("eulernpu compile",
-                           "Compile a model into an artifact for a backend.");
+  cxxopts::Options options("eulernpu compile", "Compile a model into an artifact for a backend.");
   options.add_options()("spec", "spec.yaml model", cxxopts::value<std::string>())(
       "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
-      "model", "model file of any loaded frontend (e.g. .onnx)",
-      cxxopts::value<std::string>())("out", "artifact directory to write",
-                                     cxxopts::value<std::string>())(
-      "backend", "lowering target",
-      cxxopts::value<std::string>()->default_value("cpu_ref"))(
-      "target-device", "device of the backend (default: its first)",
-      cxxopts::value<std::string>())(
+      "model", "model file of any loaded frontend (e.g. .onnx)", cxxopts::value<std::string>())(
+      "out", "artifact directory to write", cxxopts::value<std::string>())(
+      "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
+      "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
-      cxxopts::value<std::string>())(
-      "frontend", "frontend to read the model with (default: by extension)",
-      cxxopts::value<std::string>());
+      cxxopts::value<std::string>())("frontend",
+                                     "frontend to read the model with (default: by extension)",
+                                     cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "compile", "out");
@@ -36,9 +32,8 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   const std::string model_path = (*args)[args->count("spec") ? "spec" : "model"].as<std::string>();
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
-  const auto [device, core_mode] =
-      resolve_target(backend, optional_string(*args, "target-device"),
-                     optional_string(*args, "inference-scheme"));
+  const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
+                                                  optional_string(*args, "inference-scheme"));
 
   ImportOptions import;
   import.frontend = optional_string(*args, "frontend");
@@ -46,11 +41,9 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   const ImportedModel m = import_model(ctx.registry(), model_path, import);
   if (!m.unbound_weights.empty()) {
     throw UserError("weights not provided",
-                    "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() +
-                        "'" +
+                    "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() + "'" +
                         (m.unbound_weights.size() > 1
-                             ? " and " + std::to_string(m.unbound_weights.size() - 1) +
-                                   " more"
+                             ? " and " + std::to_string(m.unbound_weights.size() - 1) + " more"
                              : ""),
                     "pass the weights file with --weights");
   }

@@ -41,8 +41,7 @@ int cmd_plugins(Context& ctx, int argc, char** argv) {
   std::printf("Loaded plugins (%zu):\n", reg.plugins().size());
   std::printf("  %-10s %-16s %-9s %-5s %s\n", "KIND", "NAME", "VERSION", "ABI", "PATH");
   for (const LoadedPlugin& p : reg.plugins()) {
-    const std::string abi =
-        std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor);
+    const std::string abi = std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor);
     std::printf("  %-10s %-16s %-9s %-5s %s\n", kind_name(p.kind), p.name.c_str(),
                 p.version.c_str(), abi.c_str(), p.path.string().c_str());
   }

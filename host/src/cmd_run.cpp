@@ -23,15 +23,14 @@ void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inp
     }
     if (!found) {
       throw UserError("input tensor key not found",
-                      "the model needs input '" + name + "'; " + input_path +
-                          " does not have it",
+                      "the model needs input '" + name + "'; " + input_path + " does not have it",
                       "save the input under the key '" + name + "'");
     }
     const std::string dtype = decl.value("dtype", "");
     if (dtype_name(found->dtype) != dtype) {
       throw UserError("input tensor dtype mismatch",
-                      "input '" + name + "' in " + input_path + " is " +
-                          dtype_name(found->dtype) + "; the model needs " + dtype,
+                      "input '" + name + "' in " + input_path + " is " + dtype_name(found->dtype) +
+                          "; the model needs " + dtype,
                       "convert it, e.g. numpy's .astype(np." + dtype + ")");
     }
     const auto shape = decl.value("shape", std::vector<int64_t>{});
@@ -42,8 +41,7 @@ void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inp
     if (!ok) {
       throw UserError("input tensor shape mismatch",
                       "input '" + name + "' in " + input_path + " has shape " +
-                          shape_string(found->shape) + "; the model needs " +
-                          shape_string(shape),
+                          shape_string(found->shape) + "; the model needs " + shape_string(shape),
                       "reshape the input, or recompile for this shape");
     }
   }
@@ -64,9 +62,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
       "input", "input tensors (.npz, keyed by input name)", cxxopts::value<std::string>())(
       "out", "result .npz to write", cxxopts::value<std::string>())(
       "inference-scheme", "must match the artifact's core mode if given",
-      cxxopts::value<std::string>())(
-      "threads", "worker threads (0 = backend default)",
-      cxxopts::value<int>()->default_value("0"));
+      cxxopts::value<std::string>())("threads", "worker threads (0 = backend default)",
+                                     cxxopts::value<int>()->default_value("0"));
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   for (const char* name : {"artifact", "input", "out"}) require(*args, "run", name);
@@ -77,8 +74,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   const std::string baked = manifest.value("core_mode", "");
   if (!scheme.empty() && scheme != baked) {
     throw UserError("inference scheme differs from the artifact",
-                    "the artifact was compiled for core mode '" + baked +
-                        "', not '" + scheme + "'",
+                    "the artifact was compiled for core mode '" + baked + "', not '" + scheme + "'",
                     "recompile with 'eulernpu compile ... --inference-scheme " + scheme +
                         "'; the core mode is fixed at compile time");
   }
@@ -93,10 +89,9 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   const std::vector<Tensor> inputs = read_npz(input_path);
   check_inputs(manifest, inputs, input_path);
 
-  const KeyValues run_options = {
-      {"threads", std::to_string((*args)["threads"].as<int>())},
-      {"inference_scheme", baked},
-      {"plugin_dirs", ctx.search_path_string()}};
+  const KeyValues run_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
+                                 {"inference_scheme", baked},
+                                 {"plugin_dirs", ctx.search_path_string()}};
   std::vector<Tensor> outputs = run_artifact(backend, artifact, run_options, inputs);
 
   // Outputs in the model's order, each exactly once.

@@ -30,15 +30,13 @@ int cmd_validate(Context& ctx, int argc, char** argv) {
   if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
   const std::string backend_name = (*args)["backend"].as<std::string>();
   const LoadedPlugin& backend = ctx.registry().backend(backend_name);
-  const ImportedModel m =
-      import_model(ctx.registry(), (*args)["spec"].as<std::string>(), import);
+  const ImportedModel m = import_model(ctx.registry(), (*args)["spec"].as<std::string>(), import);
   require_supported(backend, m.model, {{"plugin_dirs", ctx.search_path_string()}});
 
   const int ops = m.model.graph().node_size();
   const size_t components = component_count(m.model);
   std::printf("Validation OK: %d operator%s · %zu component%s · backend=%s\n", ops,
-              ops == 1 ? "" : "s", components, components == 1 ? "" : "s",
-              backend.name.c_str());
+              ops == 1 ? "" : "s", components, components == 1 ? "" : "s", backend.name.c_str());
   return 0;
 }
 

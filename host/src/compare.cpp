@@ -14,8 +14,7 @@ double half_to_double(uint16_t h) {
   if (exp == 0) {
     v = std::ldexp(mant, -24);
   } else if (exp == 31) {
-    v = mant ? std::numeric_limits<double>::quiet_NaN()
-             : std::numeric_limits<double>::infinity();
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
   } else {
     v = std::ldexp(mant + 1024, exp - 25);
   }
@@ -45,14 +44,30 @@ double element_diff(double g, double e) {
 std::vector<double> to_doubles(const Tensor& t) {
   std::vector<double> out;
   switch (t.dtype) {
-    case DType::kFloat32: widen<float>(t, out); break;
-    case DType::kFloat64: widen<double>(t, out); break;
-    case DType::kInt8: widen<int8_t>(t, out); break;
-    case DType::kUInt8: widen<uint8_t>(t, out); break;
-    case DType::kBool: widen<uint8_t>(t, out); break;
-    case DType::kInt16: widen<int16_t>(t, out); break;
-    case DType::kInt32: widen<int32_t>(t, out); break;
-    case DType::kInt64: widen<int64_t>(t, out); break;
+    case DType::kFloat32:
+      widen<float>(t, out);
+      break;
+    case DType::kFloat64:
+      widen<double>(t, out);
+      break;
+    case DType::kInt8:
+      widen<int8_t>(t, out);
+      break;
+    case DType::kUInt8:
+      widen<uint8_t>(t, out);
+      break;
+    case DType::kBool:
+      widen<uint8_t>(t, out);
+      break;
+    case DType::kInt16:
+      widen<int16_t>(t, out);
+      break;
+    case DType::kInt32:
+      widen<int32_t>(t, out);
+      break;
+    case DType::kInt64:
+      widen<int64_t>(t, out);
+      break;
     case DType::kFloat16: {
       const size_t n = t.data.size() / 2;
       out.resize(n);
@@ -63,7 +78,8 @@ std::vector<double> to_doubles(const Tensor& t) {
       }
       break;
     }
-    case DType::kUndefined: break;
+    case DType::kUndefined:
+      break;
   }
   return out;
 }

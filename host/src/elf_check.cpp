@@ -21,22 +21,30 @@ constexpr unsigned kHostMachine = EM_RISCV;
 #error "add this CPU's ELF machine to elf_check.cpp"
 #endif
 
-constexpr unsigned char kHostClass =
-    sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+constexpr unsigned char kHostClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
 
 }  // namespace
 
 std::string elf_machine_name(unsigned machine) {
   switch (machine) {
-    case EM_X86_64: return "x86_64";
-    case EM_386: return "i386";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_RISCV: return "riscv";
-    case EM_PPC64: return "ppc64";
-    case EM_S390: return "s390x";
-    case EM_MIPS: return "mips";
-    default: return "ELF machine " + std::to_string(machine);
+    case EM_X86_64:
+      return "x86_64";
+    case EM_386:
+      return "i386";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_ARM:
+      return "arm";
+    case EM_RISCV:
+      return "riscv";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_S390:
+      return "s390x";
+    case EM_MIPS:
+      return "mips";
+    default:
+      return "ELF machine " + std::to_string(machine);
   }
 }
 
@@ -62,10 +70,8 @@ std::optional<std::string> elf_mismatch(const std::filesystem::path& path) {
            elf_machine_name(kHostMachine);
   }
   if (h[EI_CLASS] != kHostClass) {
-    return std::string("built as a ") +
-           (h[EI_CLASS] == ELFCLASS32 ? "32" : "64") +
-           "-bit library, but this host is " +
-           (kHostClass == ELFCLASS32 ? "32" : "64") + "-bit";
+    return std::string("built as a ") + (h[EI_CLASS] == ELFCLASS32 ? "32" : "64") +
+           "-bit library, but this host is " + (kHostClass == ELFCLASS32 ? "32" : "64") + "-bit";
   }
   if (type != ET_DYN) return "an ELF file, but not a shared library";
   return std::nullopt;

@@ -4,14 +4,12 @@
 
 namespace eulernpu::host {
 
-UserError::UserError(std::string title, std::string where, std::string fix,
-                     std::string see)
+UserError::UserError(std::string title, std::string where, std::string fix, std::string see)
     : std::runtime_error(title),
       title_(std::move(title)),
       where_(std::move(where)),
       fix_(std::move(fix)),
-      see_(see.empty() ? "docs/errors.md#" + error_anchor(title_)
-                       : std::move(see)) {}
+      see_(see.empty() ? "docs/errors.md#" + error_anchor(title_) : std::move(see)) {}
 
 std::string error_anchor(const std::string& title) {
   std::string anchor;

@@ -11,8 +11,7 @@ namespace eulernpu::host {
 // what is wrong where, `fix` what to do about it.
 class UserError : public std::runtime_error {
  public:
-  UserError(std::string title, std::string where, std::string fix,
-            std::string see = {});
+  UserError(std::string title, std::string where, std::string fix, std::string see = {});
 
   const std::string& title() const { return title_; }
   const std::string& where() const { return where_; }

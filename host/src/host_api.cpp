@@ -11,8 +11,8 @@
 namespace eulernpu::host {
 namespace {
 
-enp_status_t* status_new(enp_status_code_t code, const char* title,
-                         const char* where, const char* fix, const char* see) {
+enp_status_t* status_new(enp_status_code_t code, const char* title, const char* where,
+                         const char* fix, const char* see) {
   if (code == ENP_OK) return nullptr;
   auto* s = new (std::nothrow) enp_status_t;
   if (!s) return nullptr;  // cannot report; treated as success by design
@@ -31,19 +31,18 @@ enp_status_t* sink(Fn&& fn) noexcept {
     fn();
     return nullptr;
   } catch (const UserError& e) {
-    return status_new(ENP_INVALID_ARGUMENT, e.title().c_str(),
-                      e.where().c_str(), e.fix().c_str(), e.see().c_str());
+    return status_new(ENP_INVALID_ARGUMENT, e.title().c_str(), e.where().c_str(), e.fix().c_str(),
+                      e.see().c_str());
   } catch (const std::exception& e) {
-    return status_new(ENP_INTERNAL, "internal host error", e.what(),
-                      "report this as a bug", nullptr);
+    return status_new(ENP_INTERNAL, "internal host error", e.what(), "report this as a bug",
+                      nullptr);
   }
 }
 
 void log(enp_log_level_t level, const char* plugin, const char* message) {
-  const auto lvl = static_cast<spdlog::level::level_enum>(
-      level <= ENP_LOG_ERROR ? level : ENP_LOG_ERROR);
-  spdlog::log(lvl, "[{}] {}", plugin ? plugin : "plugin",
-              message ? message : "");
+  const auto lvl =
+      static_cast<spdlog::level::level_enum>(level <= ENP_LOG_ERROR ? level : ENP_LOG_ERROR);
+  spdlog::log(lvl, "[{}] {}", plugin ? plugin : "plugin", message ? message : "");
 }
 
 std::string str(const char* s) { return s ? s : ""; }
@@ -55,11 +54,9 @@ enp_status_t* graph_add_input(enp_graph_builder_t* b, const enp_tensor_t* v) {
   return sink([&] { *b->model.mutable_graph()->add_input() = to_value_info(*v); });
 }
 enp_status_t* graph_add_output(enp_graph_builder_t* b, const enp_tensor_t* v) {
-  return sink(
-      [&] { *b->model.mutable_graph()->add_output() = to_value_info(*v); });
+  return sink([&] { *b->model.mutable_graph()->add_output() = to_value_info(*v); });
 }
-enp_status_t* graph_add_initializer(enp_graph_builder_t* b,
-                                    const enp_tensor_t* t) {
+enp_status_t* graph_add_initializer(enp_graph_builder_t* b, const enp_tensor_t* t) {
   return sink([&] {
     if (t->data == nullptr) {
       // Type known, values not: keep it as a typed graph input so shape
@@ -71,16 +68,13 @@ enp_status_t* graph_add_initializer(enp_graph_builder_t* b,
     *b->model.mutable_graph()->add_initializer() = to_tensor_proto(*t);
   });
 }
-enp_status_t* graph_add_value_info(enp_graph_builder_t* b,
-                                   const enp_tensor_t* v) {
-  return sink(
-      [&] { *b->model.mutable_graph()->add_value_info() = to_value_info(*v); });
+enp_status_t* graph_add_value_info(enp_graph_builder_t* b, const enp_tensor_t* v) {
+  return sink([&] { *b->model.mutable_graph()->add_value_info() = to_value_info(*v); });
 }
 enp_status_t* graph_add_node(enp_graph_builder_t* b, const enp_node_t* n) {
   return sink([&] { *b->model.mutable_graph()->add_node() = to_node_proto(*n); });
 }
-enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain,
-                              int64_t version) {
+enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain, int64_t version) {
   return sink([&] {
     for (auto& o : *b->model.mutable_opset_import()) {
       if (o.domain() == str(domain)) {
@@ -93,8 +87,7 @@ enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain,
     o->set_version(version);
   });
 }
-enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key,
-                                 const char* value) {
+enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key, const char* value) {
   return sink([&] {
     for (auto& kv : *b->model.mutable_metadata_props()) {
       if (kv.key() == str(key)) {
@@ -108,18 +101,16 @@ enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key,
   });
 }
 
-enp_status_t* artifact_write_file(enp_artifact_writer_t* w, const char* path,
-                                  const void* data, uint64_t size) {
+enp_status_t* artifact_write_file(enp_artifact_writer_t* w, const char* path, const void* data,
+                                  uint64_t size) {
   return sink([&] {
     check_relative_path(str(path), "artifact file");
     const auto* p = static_cast<const uint8_t*>(data);
     w->files[str(path)] = std::vector<uint8_t>(p, p + size);
   });
 }
-enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w,
-                                     const char* path,
-                                     const enp_tensor_t* tensors,
-                                     uint64_t count) {
+enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w, const char* path,
+                                     const enp_tensor_t* tensors, uint64_t count) {
   return sink([&] {
     check_relative_path(str(path), "artifact file");
     std::vector<Tensor> copies;
@@ -130,8 +121,8 @@ enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w,
   });
 }
 
-enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path,
-                                 const void** data, uint64_t* size) {
+enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path, const void** data,
+                                 uint64_t* size) {
   return sink([&] {
     auto it = r->files.find(str(path));
     if (it == r->files.end()) {
@@ -142,15 +133,13 @@ enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path,
   });
 }
 enp_status_t* artifact_read_tensors(enp_artifact_reader_t* r, const char* path,
-                                    const enp_tensor_t** tensors,
-                                    uint64_t* count) {
+                                    const enp_tensor_t** tensors, uint64_t* count) {
   return sink([&] {
     auto it = r->tensor_lists.find(str(path));
     if (it == r->tensor_lists.end()) {
       const std::vector<uint8_t> bytes = r->artifact.read(str(path));
       enp_artifact_reader_t::TensorList list;
-      list.tensors = read_npz_bytes(bytes.data(), bytes.size(),
-                                    r->artifact.describe(str(path)));
+      list.tensors = read_npz_bytes(bytes.data(), bytes.size(), r->artifact.describe(str(path)));
       list.views = tensor_views(list.tensors);
       it = r->tensor_lists.emplace(str(path), std::move(list)).first;
     }
@@ -173,13 +162,12 @@ enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
   });
 }
 
-enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index,
-                                  int32_t supported, const char* reason) {
+enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index, int32_t supported,
+                                  const char* reason) {
   return sink([&] {
     if (index >= r->nodes.size()) {
       throw UserError("plugin returned invalid data",
-                      "capability report for node " + std::to_string(index) +
-                          " of a graph with " +
+                      "capability report for node " + std::to_string(index) + " of a graph with " +
                           std::to_string(r->nodes.size()) + " nodes",
                       "report this to the plugin's author");
     }
@@ -187,8 +175,7 @@ enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index,
   });
 }
 
-enp_status_t* device_list_add(enp_device_list_t* l,
-                              const enp_device_info_t* d) {
+enp_status_t* device_list_add(enp_device_list_t* l, const enp_device_info_t* d) {
   return sink([&] {
     DeviceInfo info;
     info.name = str(d->name);
@@ -241,16 +228,15 @@ std::vector<enp_tensor_t> tensor_views(const std::vector<Tensor>& tensors) {
   views.reserve(tensors.size());
   for (const Tensor& t : tensors) {
     views.push_back(enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                                 static_cast<uint32_t>(t.shape.size()),
-                                 t.shape.data(), t.data.data(), t.data.size()});
+                                 static_cast<uint32_t>(t.shape.size()), t.shape.data(),
+                                 t.data.data(), t.data.size()});
   }
   return views;
 }
 
 Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UserError("plugin returned invalid data",
-                     what + " '" + str(t.name) + "': " + why,
+    return UserError("plugin returned invalid data", what + " '" + str(t.name) + "': " + why,
                      "report this to the plugin's author");
   };
   Tensor out;
@@ -271,9 +257,8 @@ Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
     out.shape.push_back(t.dims[i]);
   }
   if (count * width != t.size_bytes || (count > 0 && !t.data)) {
-    throw bad("holds " + std::to_string(t.size_bytes) + " bytes, shape " +
-              shape_string(out.shape) + " needs " +
-              std::to_string(count * width));
+    throw bad("holds " + std::to_string(t.size_bytes) + " bytes, shape " + shape_string(out.shape) +
+              " needs " + std::to_string(count * width));
   }
   const auto* p = static_cast<const uint8_t*>(t.data);
   out.data.assign(p, p + t.size_bytes);
@@ -282,8 +267,7 @@ Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
 
 void check_relative_path(const std::string& path, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UserError("artifact path escapes the artifact",
-                     what + " '" + path + "' " + why,
+    return UserError("artifact path escapes the artifact", what + " '" + path + "' " + why,
                      "use a relative path inside the artifact");
   };
   if (path.empty()) throw bad("is empty");

@@ -33,8 +33,7 @@ struct enp_artifact_writer_t {
 // Views handed to a plugin must outlive the read call, so the reader keeps
 // every file and tensor list it has produced until it is destroyed.
 struct enp_artifact_reader_t {
-  explicit enp_artifact_reader_t(const eulernpu::host::Artifact& a)
-      : artifact(a) {}
+  explicit enp_artifact_reader_t(const eulernpu::host::Artifact& a) : artifact(a) {}
   struct TensorList {
     std::vector<eulernpu::host::Tensor> tensors;
     std::vector<enp_tensor_t> views;

@@ -12,8 +12,8 @@
 #include <map>
 
 #include "cli.hpp"
-#include "eulernpu/sdk/abi.h"
 #include "error.hpp"
+#include "eulernpu/sdk/abi.h"
 #include "version.hpp"
 
 namespace fs = std::filesystem;
@@ -56,8 +56,7 @@ void print_usage() {
 void set_log_level(const std::string& level) {
   const auto l = spdlog::level::from_str(level);
   if (l == spdlog::level::off && level != "off") {
-    throw UserError("invalid command line",
-                    "--log-level '" + level + "' is not a log level",
+    throw UserError("invalid command line", "--log-level '" + level + "' is not a log level",
                     "use trace, debug, info, warn, error or off");
   }
   spdlog::set_level(l);
@@ -72,16 +71,15 @@ int run(int argc, char** argv) {
   if (const char* env = std::getenv("EULERNPU_LOG_LEVEL")) set_log_level(env);
 
   Context ctx;
-  ctx.installed_plugin_dir = boost::dll::program_location().parent_path().parent_path().string() +
-                             "/lib/eulernpu/plugins";
+  ctx.installed_plugin_dir =
+      boost::dll::program_location().parent_path().parent_path().string() + "/lib/eulernpu/plugins";
   ctx.command_line.push_back("eulernpu");
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* name) -> std::string {
       if (i + 1 >= argc) {
-        throw UserError("invalid command line",
-                        std::string(name) + " needs a value",
+        throw UserError("invalid command line", std::string(name) + " needs a value",
                         "see 'eulernpu --help'");
       }
       return argv[++i];
@@ -95,8 +93,7 @@ int run(int argc, char** argv) {
     } else if (arg.rfind("--log-level=", 0) == 0) {
       set_log_level(arg.substr(12));
     } else if (arg == "--version") {
-      std::printf("eulernpu %s (plugin ABI %d.%d)\n", kVersion, ENP_ABI_MAJOR,
-                  ENP_ABI_MINOR);
+      std::printf("eulernpu %s (plugin ABI %d.%d)\n", kVersion, ENP_ABI_MAJOR, ENP_ABI_MINOR);
       return 0;
     } else if (arg == "-h" || arg == "--help") {
       print_usage();
@@ -130,10 +127,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n",
-                 format_error(UserError("internal error", e.what(),
-                                        "report this as a bug"))
-                     .c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        format_error(UserError("internal error", e.what(), "report this as a bug")).c_str());
     return 70;
   }
 }

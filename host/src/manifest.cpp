@@ -66,11 +66,10 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   j["inputs"] = value_list(model.graph().input(), initializers);
   j["outputs"] = value_list(model.graph().output());
-  nlohmann::ordered_json source{
-      {"name", model.graph().name()},
-      {"file", fs::path(r.model_path).filename().string()},
-      {"sha256", sha256_file(r.model_path)},
-      {"frontend", plugin_record(*r.frontend)}};
+  nlohmann::ordered_json source{{"name", model.graph().name()},
+                                {"file", fs::path(r.model_path).filename().string()},
+                                {"sha256", sha256_file(r.model_path)},
+                                {"frontend", plugin_record(*r.frontend)}};
   j["source"] = source;
   if (r.weights_path.empty()) {
     j["weights"] = nullptr;
@@ -98,8 +97,7 @@ nlohmann::json read_manifest(const Artifact& artifact) {
   auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
   auto corrupt = [&](const std::string& why) {
     return UserError("artifact manifest is corrupt",
-                     artifact.describe("manifest.json") + ": " + why,
-                     "recompile the artifact");
+                     artifact.describe("manifest.json") + ": " + why, "recompile the artifact");
   };
   if (j.is_discarded() || !j.is_object()) throw corrupt("not a JSON object");
   if (j.value("format", "") != "eulernpu-artifact") throw corrupt("not an eulernpu manifest");
@@ -110,15 +108,15 @@ nlohmann::json read_manifest(const Artifact& artifact) {
     throw UserError("artifact is newer than this eulernpu",
                     artifact.describe("manifest.json") + " has format version " +
                         std::to_string(j["format_version"].get<int>()) +
-                        "; this eulernpu reads up to " +
-                        std::to_string(kManifestFormatVersion),
+                        "; this eulernpu reads up to " + std::to_string(kManifestFormatVersion),
                     "update eulernpu or recompile the artifact with this one");
   }
   for (const char* key : {"backend", "inputs", "outputs", "files"}) {
     if (!j.contains(key)) throw corrupt(std::string("no '") + key + "'");
   }
-  if (!j["backend"].is_object() || !j["backend"].contains("name") || !j["backend"]["name"].is_string() ||
-      !j["inputs"].is_array() || !j["outputs"].is_array() || !j["files"].is_object()) {
+  if (!j["backend"].is_object() || !j["backend"].contains("name") ||
+      !j["backend"]["name"].is_string() || !j["inputs"].is_array() || !j["outputs"].is_array() ||
+      !j["files"].is_object()) {
     throw corrupt("wrong types");
   }
   return j;

@@ -26,8 +26,7 @@ struct BuildRecord {
 // The manifest for `files` (their sha256 included), as bytes ending in '\n'.
 // Holds no timestamps and no absolute paths, so the same build gives the
 // same bytes.
-std::vector<uint8_t> make_manifest(const BuildRecord& record,
-                                   const onnx::ModelProto& model,
+std::vector<uint8_t> make_manifest(const BuildRecord& record, const onnx::ModelProto& model,
                                    const FileSet& files);
 
 // Parses and checks an artifact's manifest.json.

@@ -35,8 +35,8 @@ void sort_nodes(onnx::GraphProto& g, const std::string& source) {
       if (o.empty()) continue;
       if (available.count(o) || !producer.emplace(o, i).second) {
         throw UserError("graph defines a tensor twice",
-                        source + ": tensor '" + o + "' written by " +
-                            node_label(g.node(i)) + " is already defined",
+                        source + ": tensor '" + o + "' written by " + node_label(g.node(i)) +
+                            " is already defined",
                         "give every tensor one producer");
       }
     }
@@ -74,8 +74,7 @@ void sort_nodes(onnx::GraphProto& g, const std::string& source) {
     for (int i = 0; i < g.node_size(); ++i) {
       if (!done[i]) stuck += (stuck.empty() ? "" : ", ") + ("'" + g.node(i).name() + "'");
     }
-    throw UserError("graph has a cycle",
-                    source + ": nodes " + stuck + " depend on each other",
+    throw UserError("graph has a cycle", source + ": nodes " + stuck + " depend on each other",
                     "break the loop: a node may only read tensors computed "
                     "before it");
   }
@@ -93,9 +92,9 @@ void check_schemas(onnx::ModelProto& model, const std::string& source) {
   for (auto& n : *model.mutable_graph()->mutable_node()) {
     const auto it = opsets.find(n.domain());
     const onnx::OpSchema* schema =
-        it == opsets.end() ? nullptr
-                           : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second),
-                                                            n.domain());
+        it == opsets.end()
+            ? nullptr
+            : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(it->second), n.domain());
     if (!schema) {
       throw UserError("unknown operator",
                       source + ": " + node_label(n) + " is not an operator of domain '" +
@@ -183,8 +182,7 @@ void finalize_model(onnx::ModelProto& model, const std::string& source) {
   // shaped, and frontends may leave that to inference.
   try {
     onnx::ShapeInferenceOptions opts{true, 1, false};
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       opts);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);
   } catch (const std::exception& e) {
     throw UserError("operator shape mismatch", source + ": " + e.what(),
                     "make the shapes of the named operator's inputs agree");

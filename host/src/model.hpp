@@ -27,8 +27,7 @@ struct ImportedModel {
 };
 
 // Runs the frontend on `path`, then finalize_model().
-ImportedModel import_model(const PluginRegistry& registry,
-                           const std::filesystem::path& path,
+ImportedModel import_model(const PluginRegistry& registry, const std::filesystem::path& path,
                            const ImportOptions& options);
 
 // Sorts nodes topologically, fills defaults (IR version, producer), runs

@@ -34,10 +34,8 @@ constexpr char kUnsupported[] = "unsupported npy dtype";
 constexpr char kTooBig[] = "npz file exceeds a size limit";
 constexpr char kCannotWrite[] = "cannot write output file";
 
-constexpr char kRecreateFix[] =
-    "re-create the file with np.savez or np.savez_compressed";
-constexpr char kDuplicateFix[] =
-    "re-create the file with np.savez, which writes each key once";
+constexpr char kRecreateFix[] = "re-create the file with np.savez or np.savez_compressed";
+constexpr char kDuplicateFix[] = "re-create the file with np.savez, which writes each key once";
 constexpr char kNpyFix[] =
     "re-create the array with np.save or np.savez; an .npy header is a dict "
     "with exactly 'descr', 'fortran_order' and 'shape'";
@@ -118,9 +116,7 @@ DType dtype_from_descr(const std::string& descr, const std::string& where) {
   }
   const DTypeInfo* info = s.empty() ? nullptr : find_dtype(s[0], s.substr(1));
   if (info == nullptr) {
-    fail(kUnsupported,
-         where + ": dtype " + in_quotes(descr) + " is not supported",
-         kDTypeFix);
+    fail(kUnsupported, where + ": dtype " + in_quotes(descr) + " is not supported", kDTypeFix);
   }
   if (info->size == 1) return info->dtype;
   const bool native_little = std::endian::native == std::endian::little;
@@ -129,14 +125,12 @@ DType dtype_from_descr(const std::string& descr, const std::string& where) {
     fail(kUnsupported, where + ": dtype " + in_quotes(descr) + " is big-endian",
          "save it little-endian: a.astype(a.dtype.newbyteorder('<'))");
   }
-  fail(kUnsupported,
-       where + ": dtype " + in_quotes(descr) + " has no byte order", kDTypeFix);
+  fail(kUnsupported, where + ": dtype " + in_quotes(descr) + " has no byte order", kDTypeFix);
 }
 
 // shape x itemsize, or nothing if it does not fit in 64 bits. A zero
 // dimension makes any other dimension harmless, as numpy sees it.
-std::optional<uint64_t> checked_nbytes(const std::vector<int64_t>& shape,
-                                       size_t itemsize) {
+std::optional<uint64_t> checked_nbytes(const std::vector<int64_t>& shape, size_t itemsize) {
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   uint64_t n = itemsize;
   for (int64_t d : shape) {
@@ -156,8 +150,7 @@ std::optional<uint64_t> checked_nbytes(const std::vector<int64_t>& shape,
 // integers) and never evaluate anything.
 class HeaderParser {
  public:
-  HeaderParser(std::string_view text, const std::string& where,
-               const NpzLimits& limits)
+  HeaderParser(std::string_view text, const std::string& where, const NpzLimits& limits)
       : text_(text), where_(where), limits_(limits) {}
 
   void parse() {
@@ -200,8 +193,7 @@ class HeaderParser {
   }
 
   void skip_ws() {
-    while (pos_ < text_.size() &&
-           std::string_view(" \t\n\r\f\v").find(text_[pos_]) != text_.npos) {
+    while (pos_ < text_.size() && std::string_view(" \t\n\r\f\v").find(text_[pos_]) != text_.npos) {
       ++pos_;
     }
   }
@@ -262,8 +254,7 @@ class HeaderParser {
     while (!consume(')')) {
       if (dims.size() >= limits_.max_rank) {
         fail(kTooBig,
-             where_ + ": shape has more than " +
-                 std::to_string(limits_.max_rank) + " dimensions",
+             where_ + ": shape has more than " + std::to_string(limits_.max_rank) + " dimensions",
              kLimitFix);
       }
       dims.push_back(parse_dim());
@@ -280,8 +271,7 @@ class HeaderParser {
   int64_t parse_dim() {
     if (peek() == '-') error("'shape' has a negative dimension");
     if (peek() < '0' || peek() > '9') error("'shape' has a non-integer entry");
-    constexpr auto kMax =
-        static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     uint64_t value = 0;
     while (peek() >= '0' && peek() <= '9') {
       const auto digit = static_cast<uint64_t>(text_[pos_++] - '0');
@@ -336,15 +326,14 @@ uint32_t read_le(const uint8_t* p, size_t n) {
 std::pair<size_t, size_t> parse_npy_prefix(const uint8_t* p, size_t size,
                                            const std::string& where) {
   if (size < kNpyMagicLen + 2 || std::memcmp(p, kNpyMagic, kNpyMagicLen) != 0) {
-    fail(kMalformed, where + ": does not start with the .npy magic \\x93NUMPY",
-         kNpyFix);
+    fail(kMalformed, where + ": does not start with the .npy magic \\x93NUMPY", kNpyFix);
   }
   const int major = p[6];
   const int minor = p[7];
   if (minor != 0 || major < 1 || major > 3) {
     fail(kMalformed,
-         where + ": .npy format version " + std::to_string(major) + "." +
-             std::to_string(minor) + " is unknown (1.0, 2.0 and 3.0 are read)",
+         where + ": .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+             " is unknown (1.0, 2.0 and 3.0 are read)",
          kNpyFix);
   }
   // 1.0 has a 16-bit header length; 2.0 and 3.0 a 32-bit one.
@@ -356,19 +345,18 @@ std::pair<size_t, size_t> parse_npy_prefix(const uint8_t* p, size_t size,
   const size_t header_len = read_le(p + kNpyMagicLen + 2, len_bytes);
   if (header_len > size - offset) {
     fail(kMalformed,
-         where + ": header length " + std::to_string(header_len) +
-             " is beyond the data (" + std::to_string(size) + " bytes)",
+         where + ": header length " + std::to_string(header_len) + " is beyond the data (" +
+             std::to_string(size) + " bytes)",
          kNpyFix);
   }
   return {offset, header_len};
 }
 
-NpyHeader parse_npy_header(const uint8_t* p, size_t size,
-                           const std::string& where, const NpzLimits& limits) {
+NpyHeader parse_npy_header(const uint8_t* p, size_t size, const std::string& where,
+                           const NpzLimits& limits) {
   const auto [offset, header_len] = parse_npy_prefix(p, size, where);
-  HeaderParser parser(
-      std::string_view(reinterpret_cast<const char*>(p) + offset, header_len),
-      where, limits);
+  HeaderParser parser(std::string_view(reinterpret_cast<const char*>(p) + offset, header_len),
+                      where, limits);
   parser.parse();
   if (!parser.descr && !parser.structured_descr) {
     fail(kMalformed, where + ": header lacks 'descr'", kNpyFix);
@@ -381,9 +369,7 @@ NpyHeader parse_npy_header(const uint8_t* p, size_t size,
   }
   if (parser.structured_descr) {
     fail(kUnsupported,
-         where + ": structured dtype " + *parser.structured_descr +
-             " is not supported",
-         kDTypeFix);
+         where + ": structured dtype " + *parser.structured_descr + " is not supported", kDTypeFix);
   }
 
   NpyHeader header;
@@ -396,24 +382,22 @@ NpyHeader parse_npy_header(const uint8_t* p, size_t size,
   header.data_offset = offset + header_len;
 
   const size_t have = size - header.data_offset;
-  const std::optional<uint64_t> need =
-      checked_nbytes(header.shape, dtype_size(header.dtype));
+  const std::optional<uint64_t> need = checked_nbytes(header.shape, dtype_size(header.dtype));
   if (!need || *need != have) {
     fail(kMalformed,
          where + ": data is " + std::to_string(have) + " bytes, but shape " +
-             shape_string(header.shape) + " of " + dtype_name(header.dtype) +
-             " needs " + (need ? std::to_string(*need) : "more than 2**64"),
+             shape_string(header.shape) + " of " + dtype_name(header.dtype) + " needs " +
+             (need ? std::to_string(*need) : "more than 2**64"),
          kNpyFix);
   }
   return header;
 }
 
-void check_member_size(uint64_t size, const std::string& where,
-                       const NpzLimits& limits) {
+void check_member_size(uint64_t size, const std::string& where, const NpzLimits& limits) {
   if (size > limits.max_member_bytes) {
     fail(kTooBig,
-         where + ": array is " + std::to_string(size) +
-             " bytes; the limit is " + std::to_string(limits.max_member_bytes),
+         where + ": array is " + std::to_string(size) + " bytes; the limit is " +
+             std::to_string(limits.max_member_bytes),
          kLimitFix);
   }
 }
@@ -421,13 +405,11 @@ void check_member_size(uint64_t size, const std::string& where,
 // Takes over `bytes` (a whole .npy) so large arrays are never copied.
 Tensor tensor_from_npy(std::vector<uint8_t> bytes, const std::string& where,
                        const NpzLimits& limits) {
-  NpyHeader header =
-      parse_npy_header(bytes.data(), bytes.size(), where, limits);
+  NpyHeader header = parse_npy_header(bytes.data(), bytes.size(), where, limits);
   Tensor t;
   t.dtype = header.dtype;
   t.shape = std::move(header.shape);
-  bytes.erase(bytes.begin(),
-              bytes.begin() + static_cast<ptrdiff_t>(header.data_offset));
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(header.data_offset));
   t.data = std::move(bytes);
   return t;
 }
@@ -463,12 +445,9 @@ class ZipError {
   zip_error_t error_;
 };
 
-std::string libzip_says(const std::string& message) {
-  return " (libzip: " + message + ")";
-}
+std::string libzip_says(const std::string& message) { return " (libzip: " + message + ")"; }
 
-std::string member_where(const std::string& display_name,
-                         const std::string& key) {
+std::string member_where(const std::string& display_name, const std::string& key) {
   return display_name + ", key " + in_quotes(key);
 }
 
@@ -495,32 +474,27 @@ ZipPtr open_archive(SourcePtr src, const std::string& display_name) {
   ZipError error;
   // CHECKCONS makes libzip compare local and central headers and insist the
   // archive ends where its directory says, which catches most damage early.
-  ZipPtr za(
-      zip_open_from_source(src.get(), ZIP_RDONLY | ZIP_CHECKCONS, error.get()));
+  ZipPtr za(zip_open_from_source(src.get(), ZIP_RDONLY | ZIP_CHECKCONS, error.get()));
   if (za) {
     src.release();  // the archive owns it now
     return za;
   }
   const int code = error.code();
   if (code == ZIP_ER_OPEN || code == ZIP_ER_NOENT) {
-    fail(kNotFound,
-         display_name + ": cannot open it" + libzip_says(error.message()),
+    fail(kNotFound, display_name + ": cannot open it" + libzip_says(error.message()),
          "check the path and the file's permissions");
   }
   if (code == ZIP_ER_EXISTS) {
     std::string name = find_duplicate_name(src.get());
     if (name.ends_with(".npy")) name.resize(name.size() - 4);
     fail(kCorrupt,
-         (name.empty()
-              ? display_name + ": two members have the same name"
-              : member_where(display_name, name) + ": key appears twice") +
+         (name.empty() ? display_name + ": two members have the same name"
+                       : member_where(display_name, name) + ": key appears twice") +
              libzip_says(error.message()),
          kDuplicateFix);
   }
-  fail(
-      kCorrupt,
-      display_name + ": not a valid zip archive" + libzip_says(error.message()),
-      kRecreateFix);
+  fail(kCorrupt, display_name + ": not a valid zip archive" + libzip_says(error.message()),
+       kRecreateFix);
 }
 
 // Reads a member of a size already checked against the limits. The buffer
@@ -530,8 +504,7 @@ std::vector<uint8_t> read_member(zip_t* za, zip_uint64_t index, uint64_t size,
                                  const std::string& where) {
   FilePtr file(zip_fopen_index(za, index, 0));
   if (!file) {
-    fail(kCorrupt,
-         where + ": cannot open the member" + libzip_says(zip_strerror(za)),
+    fail(kCorrupt, where + ": cannot open the member" + libzip_says(zip_strerror(za)),
          kRecreateFix);
   }
   constexpr uint64_t kFirstChunk = 1 << 20;
@@ -541,12 +514,10 @@ std::vector<uint8_t> read_member(zip_t* za, zip_uint64_t index, uint64_t size,
     if (got == bytes.size()) {
       bytes.resize(std::min(size, std::max(kFirstChunk, 2 * got)));
     }
-    const zip_int64_t n =
-        zip_fread(file.get(), bytes.data() + got, bytes.size() - got);
+    const zip_int64_t n = zip_fread(file.get(), bytes.data() + got, bytes.size() - got);
     if (n < 0) {
       fail(kCorrupt,
-           where + ": cannot read the member" +
-               libzip_says(zip_file_strerror(file.get())),
+           where + ": cannot read the member" + libzip_says(zip_file_strerror(file.get())),
            kRecreateFix);
     }
     if (n == 0) {
@@ -561,24 +532,21 @@ std::vector<uint8_t> read_member(zip_t* za, zip_uint64_t index, uint64_t size,
   uint8_t extra = 0;
   const zip_int64_t n = zip_fread(file.get(), &extra, 1);
   if (n != 0) {
-    fail(
-        kCorrupt,
-        where + (n < 0 ? ": cannot read the member" +
-                             libzip_says(zip_file_strerror(file.get()))
-                       : ": member is longer than the " + std::to_string(size) +
-                             " bytes its directory entry says"),
-        kRecreateFix);
+    fail(kCorrupt,
+         where + (n < 0 ? ": cannot read the member" + libzip_says(zip_file_strerror(file.get()))
+                        : ": member is longer than the " + std::to_string(size) +
+                              " bytes its directory entry says"),
+         kRecreateFix);
   }
   return bytes;
 }
 
-Tensor read_entry(zip_t* za, zip_uint64_t index,
-                  const std::string& display_name, const NpzLimits& limits,
-                  std::unordered_set<std::string>& keys) {
+Tensor read_entry(zip_t* za, zip_uint64_t index, const std::string& display_name,
+                  const NpzLimits& limits, std::unordered_set<std::string>& keys) {
   zip_stat_t st;
   zip_stat_init(&st);
-  if (zip_stat_index(za, index, 0, &st) != 0 ||
-      (st.valid & ZIP_STAT_NAME) == 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
+  if (zip_stat_index(za, index, 0, &st) != 0 || (st.valid & ZIP_STAT_NAME) == 0 ||
+      (st.valid & ZIP_STAT_SIZE) == 0) {
     fail(kCorrupt,
          display_name + ": member " + std::to_string(index) + " is unreadable" +
              libzip_says(zip_strerror(za)),
@@ -586,8 +554,7 @@ Tensor read_entry(zip_t* za, zip_uint64_t index,
   }
   std::string key = st.name;
   if (!key.ends_with(".npy")) {
-    fail(kCorrupt,
-         display_name + ": member " + in_quotes(key) + " is not an .npy array",
+    fail(kCorrupt, display_name + ": member " + in_quotes(key) + " is not an .npy array",
          "keep only .npy members in the archive, as np.savez writes it");
   }
   key.resize(key.size() - 4);
@@ -596,8 +563,7 @@ Tensor read_entry(zip_t* za, zip_uint64_t index,
     fail(kCorrupt, where + ": key appears twice", kDuplicateFix);
   }
   check_member_size(st.size, where, limits);
-  Tensor t =
-      tensor_from_npy(read_member(za, index, st.size, where), where, limits);
+  Tensor t = tensor_from_npy(read_member(za, index, st.size, where), where, limits);
   t.name = std::move(key);
   return t;
 }
@@ -612,8 +578,8 @@ std::vector<Tensor> read_archive(SourcePtr src, const std::string& display_name,
   const auto count = static_cast<uint64_t>(n);
   if (count > limits.max_members) {
     fail(kTooBig,
-         display_name + ": archive has " + std::to_string(count) +
-             " members; the limit is " + std::to_string(limits.max_members),
+         display_name + ": archive has " + std::to_string(count) + " members; the limit is " +
+             std::to_string(limits.max_members),
          kLimitFix);
   }
   std::vector<Tensor> tensors;
@@ -626,8 +592,7 @@ std::vector<Tensor> read_archive(SourcePtr src, const std::string& display_name,
 }
 
 [[noreturn]] void fail_empty(const std::string& display_name) {
-  fail(kCorrupt, display_name + ": file is empty, not a zip archive",
-       kRecreateFix);
+  fail(kCorrupt, display_name + ": file is empty, not a zip archive", kRecreateFix);
 }
 
 // --- writing ---
@@ -635,15 +600,14 @@ std::vector<Tensor> read_archive(SourcePtr src, const std::string& display_name,
 void validate(const Tensor& t) {
   const DTypeInfo* info = find_dtype(t.dtype);
   if (info == nullptr) {
-    throw std::invalid_argument("tensor '" + t.name + "' has dtype " +
-                                dtype_name(t.dtype) +
+    throw std::invalid_argument("tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
                                 ", which .npy can't hold");
   }
   const std::optional<uint64_t> nbytes = checked_nbytes(t.shape, info->size);
   if (!nbytes || *nbytes != t.data.size()) {
-    throw std::invalid_argument(
-        "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
-        " bytes of data, which does not match shape " + shape_string(t.shape));
+    throw std::invalid_argument("tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
+                                " bytes of data, which does not match shape " +
+                                shape_string(t.shape));
   }
 }
 
@@ -656,9 +620,8 @@ void append_le(std::string& out, uint64_t v, size_t n) {
 // Everything np.save writes before the data, byte for byte.
 std::string npy_header(const Tensor& t) {
   validate(t);
-  std::string dict =
-      "{'descr': '" + std::string(find_dtype(t.dtype)->descr) +
-      "', 'fortran_order': False, 'shape': " + shape_string(t.shape) + ", }";
+  std::string dict = "{'descr': '" + std::string(find_dtype(t.dtype)->descr) +
+                     "', 'fortran_order': False, 'shape': " + shape_string(t.shape) + ", }";
   if (!t.shape.empty()) {
     dict.append(kGrowthAxisMaxDigits - std::to_string(t.shape[0]).size(), ' ');
   }
@@ -672,8 +635,7 @@ std::string npy_header(const Tensor& t) {
     prefix = kNpyMagicLen + 2 + 4;
     pad = kNpyAlign - (prefix + text_len) % kNpyAlign;
     if (text_len + pad > std::numeric_limits<uint32_t>::max()) {
-      throw std::invalid_argument("tensor '" + t.name +
-                                  "' has too many dimensions for .npy");
+      throw std::invalid_argument("tensor '" + t.name + "' has too many dimensions for .npy");
     }
   }
   std::string header(kNpyMagic, kNpyMagicLen);
@@ -691,15 +653,13 @@ std::vector<uint8_t> read_source(zip_source_t* src) {
   zip_stat_init(&st);
   if (zip_source_stat(src, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0 ||
       zip_source_open(src) != 0) {
-    throw std::runtime_error(
-        "cannot read the encoded npz back" +
-        libzip_says(zip_error_strerror(zip_source_error(src))));
+    throw std::runtime_error("cannot read the encoded npz back" +
+                             libzip_says(zip_error_strerror(zip_source_error(src))));
   }
   std::vector<uint8_t> bytes(st.size);
   uint64_t got = 0;
   while (got < bytes.size()) {
-    const zip_int64_t n =
-        zip_source_read(src, bytes.data() + got, bytes.size() - got);
+    const zip_int64_t n = zip_source_read(src, bytes.data() + got, bytes.size() - got);
     if (n <= 0) break;
     got += static_cast<uint64_t>(n);
   }
@@ -720,15 +680,12 @@ void add_member(zip_t* za, const Tensor& t, Member& member, bool compress) {
   // Fragments let libzip read the tensor's data in place instead of a copy.
   member.fragments[0] = {reinterpret_cast<zip_uint8_t*>(member.header.data()),
                          member.header.size()};
-  member.fragments[1] = {const_cast<zip_uint8_t*>(t.data.data()),
-                         t.data.size()};
+  member.fragments[1] = {const_cast<zip_uint8_t*>(t.data.data()), t.data.size()};
   const zip_uint64_t count = t.data.empty() ? 1 : 2;
-  zip_source_t* src =
-      zip_source_buffer_fragment(za, member.fragments.data(), count, 0);
+  zip_source_t* src = zip_source_buffer_fragment(za, member.fragments.data(), count, 0);
   if (src == nullptr) throw std::bad_alloc();
   const std::string name = t.name + ".npy";
-  const zip_int64_t index =
-      zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+  const zip_int64_t index = zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
   if (index < 0) {
     zip_source_free(src);
     throw std::invalid_argument("cannot add '" + name + "' to an npz" +
@@ -736,8 +693,7 @@ void add_member(zip_t* za, const Tensor& t, Member& member, bool compress) {
   }
   const auto i = static_cast<zip_uint64_t>(index);
   if (zip_file_set_dostime(za, i, kDosTimeMidnight, kDosDate1980, 0) != 0 ||
-      zip_set_file_compression(za, i, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
-                               0) != 0) {
+      zip_set_file_compression(za, i, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0) {
     throw std::runtime_error("cannot set up '" + name + "' in an npz" +
                              libzip_says(zip_strerror(za)));
   }
@@ -769,12 +725,9 @@ class TempFile {
   bool committed_ = false;
 };
 
-[[noreturn]] void fail_write(const fs::path& path, const std::string& what,
-                             int err) {
-  fail(
-      kCannotWrite,
-      path.string() + ": " + what + ": " + std::generic_category().message(err),
-      kWriteFix);
+[[noreturn]] void fail_write(const fs::path& path, const std::string& what, int err) {
+  fail(kCannotWrite, path.string() + ": " + what + ": " + std::generic_category().message(err),
+       kWriteFix);
 }
 
 std::string temp_suffix() {
@@ -787,20 +740,17 @@ std::string temp_suffix() {
 // O_EXCL with a fresh name, so a concurrent writer's temp file is never
 // reused; 0666 lets the umask decide the mode as for any new file.
 TempFile create_temp(const fs::path& path) {
-  const fs::path dir =
-      path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::string base(1, '.');  // hidden; appended for the GCC 12 bug above
   base += path.filename().string();
   base += ".tmp-";
   for (int attempt = 0;; ++attempt) {
     fs::path temp = dir / (base + temp_suffix());
-    const int fd =
-        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return TempFile(std::move(temp), fd);
     const int err = errno;
     if (err != EEXIST || attempt == 100) {
-      fail_write(path, "cannot create a temporary file in " + dir.string(),
-                 err);
+      fail_write(path, "cannot create a temporary file in " + dir.string(), err);
     }
   }
 }
@@ -829,8 +779,7 @@ std::vector<Tensor> read_npz(const fs::path& path, const NpzLimits& limits) {
          "check the path; npz files are written by np.savez");
   }
   if (fs::is_directory(status)) {
-    fail(kNotFound, display_name + ": is a directory, not an npz file",
-         "name the npz file itself");
+    fail(kNotFound, display_name + ": is a directory, not an npz file", "name the npz file itself");
   }
   if (fs::is_regular_file(status) && fs::file_size(path, ec) == 0 && !ec) {
     fail_empty(display_name);
@@ -838,15 +787,13 @@ std::vector<Tensor> read_npz(const fs::path& path, const NpzLimits& limits) {
   ZipError error;
   SourcePtr src(zip_source_file_create(path.c_str(), 0, 0, error.get()));
   if (!src) {
-    fail(kNotFound,
-         display_name + ": cannot open it" + libzip_says(error.message()),
+    fail(kNotFound, display_name + ": cannot open it" + libzip_says(error.message()),
          "check the path and the file's permissions");
   }
   return read_archive(std::move(src), display_name, limits);
 }
 
-std::vector<Tensor> read_npz_bytes(const void* data, size_t size,
-                                   const std::string& display_name,
+std::vector<Tensor> read_npz_bytes(const void* data, size_t size, const std::string& display_name,
                                    const NpzLimits& limits) {
   if (size == 0) fail_empty(display_name);
   ZipError error;
@@ -874,8 +821,7 @@ std::vector<uint8_t> encode_npy(const Tensor& t) {
   return out;
 }
 
-std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors,
-                                bool compress) {
+std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors, bool compress) {
   if (tensors.empty()) {
     // libzip deletes an archive with no members instead of writing one; this
     // is the end-of-central-directory record that numpy writes for it.
@@ -891,11 +837,9 @@ std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors,
   ZipError error;
   SourcePtr out(zip_source_buffer_create(nullptr, 0, 0, error.get()));
   if (!out) throw std::bad_alloc();
-  ZipPtr za(
-      zip_open_from_source(out.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get()));
+  ZipPtr za(zip_open_from_source(out.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get()));
   if (!za) {
-    throw std::runtime_error("cannot start an npz in memory" +
-                             libzip_says(error.message()));
+    throw std::runtime_error("cannot start an npz in memory" + libzip_says(error.message()));
   }
   zip_source_keep(out.get());  // both `za` and `out` now release it
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -903,23 +847,20 @@ std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors,
     add_member(za.get(), tensors[i], members[i], compress);
   }
   if (zip_close(za.get()) != 0) {
-    throw std::runtime_error("cannot encode an npz" +
-                             libzip_says(zip_strerror(za.get())));
+    throw std::runtime_error("cannot encode an npz" + libzip_says(zip_strerror(za.get())));
   }
   za.release();  // zip_close freed it
   return read_source(out.get());
 }
 
-void write_npz(const fs::path& path, const std::vector<Tensor>& tensors,
-               bool compress) {
+void write_npz(const fs::path& path, const std::vector<Tensor>& tensors, bool compress) {
   const std::vector<uint8_t> bytes = encode_npz(tensors, compress);
   write_file_atomic(path, bytes.data(), bytes.size());
 }
 
 void write_file_atomic(const fs::path& path, const void* data, size_t size) {
   if (path.filename().empty()) {
-    fail(kCannotWrite, path.string() + ": names a directory, not a file",
-         "give a file name");
+    fail(kCannotWrite, path.string() + ": names a directory, not a file", "give a file name");
   }
   TempFile temp = create_temp(path);
   write_all(temp.fd(), static_cast<const uint8_t*>(data), size, path);

@@ -29,12 +29,10 @@ struct NpzLimits {
 // Reads every array of an .npz (stored or deflated members, as np.savez and
 // np.savez_compressed write them). Tensor names are the member names without
 // ".npy", in the archive's order.
-std::vector<Tensor> read_npz(const std::filesystem::path& path,
-                             const NpzLimits& limits = {});
+std::vector<Tensor> read_npz(const std::filesystem::path& path, const NpzLimits& limits = {});
 // Same, for an archive already in memory; `display_name` stands for the file
 // in error messages.
-std::vector<Tensor> read_npz_bytes(const void* data, size_t size,
-                                   const std::string& display_name,
+std::vector<Tensor> read_npz_bytes(const void* data, size_t size, const std::string& display_name,
                                    const NpzLimits& limits = {});
 
 // Parses one .npy payload. The returned tensor's name is empty: only the
@@ -53,18 +51,16 @@ std::vector<uint8_t> encode_npy(const Tensor& t);
 // 1980-01-01 00:00 like numpy's, no extra fields). `compress` deflates the
 // members like np.savez_compressed; otherwise they are stored. Throws
 // std::invalid_argument for inconsistent tensors or duplicate names.
-std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors,
-                                bool compress = false);
+std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors, bool compress = false);
 
 // Writes encode_npz's bytes to `path` with write_file_atomic.
-void write_npz(const std::filesystem::path& path,
-               const std::vector<Tensor>& tensors, bool compress = false);
+void write_npz(const std::filesystem::path& path, const std::vector<Tensor>& tensors,
+               bool compress = false);
 
 // Writes `data` to a temporary file beside `path`, then renames it over
 // `path`, so readers never see a partial file. On failure throws UserError
 // "cannot write output file" and leaves neither a temporary file nor a new
 // `path` behind (an existing `path` is left as it was).
-void write_file_atomic(const std::filesystem::path& path, const void* data,
-                       size_t size);
+void write_file_atomic(const std::filesystem::path& path, const void* data, size_t size);
 
 }  // namespace eulernpu::host

@@ -9,8 +9,7 @@ namespace eulernpu::host {
 namespace {
 
 [[noreturn]] void invalid(const std::string& where) {
-  throw UserError("plugin returned invalid data", where,
-                  "report this to the plugin's author");
+  throw UserError("plugin returned invalid data", where, "report this to the plugin's author");
 }
 
 const char* safe(const char* s) { return s ? s : ""; }
@@ -27,8 +26,7 @@ uint64_t checked_count(const enp_tensor_t& t) {
   uint64_t n = 1;
   for (uint32_t i = 0; i < t.rank; ++i) {
     if (t.dims[i] < 0) {
-      invalid("tensor '" + std::string(safe(t.name)) +
-              "' with data has an unknown dimension");
+      invalid("tensor '" + std::string(safe(t.name)) + "' with data has an unknown dimension");
     }
     const auto d = static_cast<uint64_t>(t.dims[i]);
     if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d) {
@@ -65,12 +63,10 @@ void append_raw(std::vector<uint8_t>& out, const Field& field, size_t width) {
 onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
   check_dtype(t);
   if (!t.data) invalid("initializer '" + std::string(safe(t.name)) + "' has no data");
-  const uint64_t expected =
-      checked_count(t) * dtype_size(static_cast<DType>(t.dtype));
+  const uint64_t expected = checked_count(t) * dtype_size(static_cast<DType>(t.dtype));
   if (expected != t.size_bytes) {
-    invalid("tensor '" + std::string(safe(t.name)) + "' holds " +
-            std::to_string(t.size_bytes) + " bytes, its shape needs " +
-            std::to_string(expected));
+    invalid("tensor '" + std::string(safe(t.name)) + "' holds " + std::to_string(t.size_bytes) +
+            " bytes, its shape needs " + std::to_string(expected));
   }
   onnx::TensorProto p;
   p.set_name(safe(t.name));
@@ -139,8 +135,8 @@ onnx::NodeProto to_node_proto(const enp_node_t& n) {
         for (uint64_t k = 0; k < a.count; ++k) pa->add_strings(safe(a.strings[k]));
         break;
       default:
-        invalid("attribute '" + std::string(safe(a.name)) + "' of node '" +
-                safe(n.name) + "' has unknown type " + std::to_string(a.type));
+        invalid("attribute '" + std::string(safe(a.name)) + "' of node '" + safe(n.name) +
+                "' has unknown type " + std::to_string(a.type));
     }
   }
   return p;
@@ -153,8 +149,7 @@ Tensor from_tensor_proto(const onnx::TensorProto& p) {
   const size_t width = dtype_size(t.dtype);
   if (width == 0) {
     throw UserError("unsupported tensor dtype",
-                    "tensor '" + p.name() + "' has ONNX data type " +
-                        std::to_string(p.data_type()),
+                    "tensor '" + p.name() + "' has ONNX data type " + std::to_string(p.data_type()),
                     "convert the model to float32, int8, uint8, int32, int64 or bool");
   }
   t.shape.assign(p.dims().begin(), p.dims().end());
@@ -162,10 +157,18 @@ Tensor from_tensor_proto(const onnx::TensorProto& p) {
     t.data.assign(p.raw_data().begin(), p.raw_data().end());
   } else {
     switch (t.dtype) {
-      case DType::kFloat32: append_raw(t.data, p.float_data(), 4); break;
-      case DType::kFloat64: append_raw(t.data, p.double_data(), 8); break;
-      case DType::kInt64: append_raw(t.data, p.int64_data(), 8); break;
-      default: append_raw(t.data, p.int32_data(), width); break;
+      case DType::kFloat32:
+        append_raw(t.data, p.float_data(), 4);
+        break;
+      case DType::kFloat64:
+        append_raw(t.data, p.double_data(), 8);
+        break;
+      case DType::kInt64:
+        append_raw(t.data, p.int64_data(), 8);
+        break;
+      default:
+        append_raw(t.data, p.int32_data(), width);
+        break;
     }
   }
   uint64_t count = 1;
@@ -175,9 +178,8 @@ Tensor from_tensor_proto(const onnx::TensorProto& p) {
   }
   if (t.data.size() != count * width) {
     throw UserError("model tensor data is inconsistent",
-                    "tensor '" + p.name() + "' holds " +
-                        std::to_string(t.data.size()) + " bytes, shape " +
-                        shape_string(t.shape) + " needs " +
+                    "tensor '" + p.name() + "' holds " + std::to_string(t.data.size()) +
+                        " bytes, shape " + shape_string(t.shape) + " needs " +
                         std::to_string(count * width),
                     "re-export the model");
   }
@@ -197,9 +199,12 @@ Tensor type_of(const onnx::ValueInfoProto& v) {
 
 enp_tensor_t GraphViewStorage::add_tensor(Tensor tensor) {
   Tensor& t = tensors_.emplace_back(std::move(tensor));
-  return enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                      static_cast<uint32_t>(t.shape.size()), t.shape.data(),
-                      t.data.data(), t.data.size()};
+  return enp_tensor_t{t.name.c_str(),
+                      static_cast<int32_t>(t.dtype),
+                      static_cast<uint32_t>(t.shape.size()),
+                      t.shape.data(),
+                      t.data.data(),
+                      t.data.size()};
 }
 
 enp_tensor_t GraphViewStorage::add_type(const onnx::ValueInfoProto& value) {
@@ -209,8 +214,12 @@ enp_tensor_t GraphViewStorage::add_type(const onnx::ValueInfoProto& value) {
   static const int64_t kScalar = 0;
   const bool known = value.type().tensor_type().has_shape();
   const int64_t* dims = !known ? nullptr : t.shape.empty() ? &kScalar : t.shape.data();
-  return enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                      static_cast<uint32_t>(t.shape.size()), dims, nullptr, 0};
+  return enp_tensor_t{t.name.c_str(),
+                      static_cast<int32_t>(t.dtype),
+                      static_cast<uint32_t>(t.shape.size()),
+                      dims,
+                      nullptr,
+                      0};
 }
 
 GraphViewStorage::GraphViewStorage(const onnx::ModelProto& model) {
@@ -254,11 +263,9 @@ GraphViewStorage::GraphViewStorage(const onnx::ModelProto& model) {
       }
       attrs.push_back(e);
     }
-    nodes_.push_back(enp_node_t{n.name().c_str(), n.op_type().c_str(),
-                                n.domain().c_str(), ins.data(),
-                                static_cast<uint32_t>(ins.size()), outs.data(),
-                                static_cast<uint32_t>(outs.size()),
-                                attrs.data(),
+    nodes_.push_back(enp_node_t{n.name().c_str(), n.op_type().c_str(), n.domain().c_str(),
+                                ins.data(), static_cast<uint32_t>(ins.size()), outs.data(),
+                                static_cast<uint32_t>(outs.size()), attrs.data(),
                                 static_cast<uint32_t>(attrs.size())});
   }
   for (const auto& o : model.opset_import()) {
@@ -267,22 +274,11 @@ GraphViewStorage::GraphViewStorage(const onnx::ModelProto& model) {
   for (const auto& kv : model.metadata_props()) {
     metadata_.push_back(enp_kv_t{kv.key().c_str(), kv.value().c_str()});
   }
-  graph_ = enp_graph_t{sizeof(enp_graph_t),
-                       g.name().c_str(),
-                       nodes_.data(),
-                       nodes_.size(),
-                       inputs_.data(),
-                       inputs_.size(),
-                       outputs_.data(),
-                       outputs_.size(),
-                       initializers_.data(),
-                       initializers_.size(),
-                       value_infos_.data(),
-                       value_infos_.size(),
-                       opsets_.data(),
-                       opsets_.size(),
-                       metadata_.data(),
-                       metadata_.size()};
+  graph_ = enp_graph_t{
+      sizeof(enp_graph_t),  g.name().c_str(),     nodes_.data(),       nodes_.size(),
+      inputs_.data(),       inputs_.size(),       outputs_.data(),     outputs_.size(),
+      initializers_.data(), initializers_.size(), value_infos_.data(), value_infos_.size(),
+      opsets_.data(),       opsets_.size(),       metadata_.data(),    metadata_.size()};
 }
 
 }  // namespace eulernpu::host

@@ -45,9 +45,8 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
       if (!p.quantizer) return "it says it is a quantizer but has no table";
       return std::nullopt;
     case ENP_PLUGIN_BACKEND:
-      if (!p.backend || !p.backend->query || !p.backend->lower ||
-          !p.backend->run || !p.backend->list_devices ||
-          (p.backend->n_ops > 0 && !p.backend->ops)) {
+      if (!p.backend || !p.backend->query || !p.backend->lower || !p.backend->run ||
+          !p.backend->list_devices || (p.backend->n_ops > 0 && !p.backend->ops)) {
         return "it says it is a backend but its function table is incomplete";
       }
       return std::nullopt;
@@ -67,9 +66,12 @@ boost::dll::shared_library* keep_loaded(boost::dll::shared_library lib) {
 
 const char* kind_name(enp_plugin_kind_t kind) {
   switch (kind) {
-    case ENP_PLUGIN_FRONTEND: return "frontend";
-    case ENP_PLUGIN_QUANTIZER: return "quantizer";
-    case ENP_PLUGIN_BACKEND: return "backend";
+    case ENP_PLUGIN_FRONTEND:
+      return "frontend";
+    case ENP_PLUGIN_QUANTIZER:
+      return "quantizer";
+    case ENP_PLUGIN_BACKEND:
+      return "backend";
   }
   return "unknown";
 }
@@ -84,8 +86,7 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
     size_t end = env_path.find(':', start);
     if (end == std::string::npos) end = env_path.size();
     if (end > start) {
-      r.search_path_.push_back(
-          {env_path.substr(start, end - start), "EULERNPU_PLUGIN_PATH"});
+      r.search_path_.push_back({env_path.substr(start, end - start), "EULERNPU_PLUGIN_PATH"});
     }
     start = end + 1;
   }
@@ -97,8 +98,7 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
 void PluginRegistry::scan(const SearchDir& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir.path, ec)) {
-    spdlog::debug("plugin directory '{}' ({}) does not exist", dir.path.string(),
-                  dir.origin);
+    spdlog::debug("plugin directory '{}' ({}) does not exist", dir.path.string(), dir.origin);
     return;
   }
   std::vector<fs::path> libraries;
@@ -124,8 +124,7 @@ void PluginRegistry::load(const fs::path& path) {
     // rtld_now: an unresolved symbol fails here, with dlerror's text, rather
     // than killing the process at its first call. rtld_local: plugins don't
     // see each other's symbols.
-    lib.load(path.string(), boost::dll::load_mode::rtld_now |
-                                boost::dll::load_mode::rtld_local);
+    lib.load(path.string(), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const boost::system::system_error& e) {
     // Keep dlerror's own words (which library is missing), not Boost's
     // wrapping around them.
@@ -143,21 +142,18 @@ void PluginRegistry::load(const fs::path& path) {
   auto entry = lib.get<const enp_plugin_header_t*()>(ENP_PLUGIN_ENTRY_SYMBOL);
   const enp_plugin_header_t* header = entry();
   if (!header) return reject("its enp_plugin_entry returned nothing");
-  const std::string label =
-      header->name ? "plugin '" + std::string(header->name) + "'" : "plugin";
+  const std::string label = header->name ? "plugin '" + std::string(header->name) + "'" : "plugin";
   if (header->abi_major != ENP_ABI_MAJOR) {
-    return reject(label + " is built for plugin ABI " +
-                  std::to_string(header->abi_major) + "." +
+    return reject(label + " is built for plugin ABI " + std::to_string(header->abi_major) + "." +
                   std::to_string(header->abi_minor) + ", this host speaks ABI " +
-                  std::to_string(ENP_ABI_MAJOR) + "." +
-                  std::to_string(ENP_ABI_MINOR) +
+                  std::to_string(ENP_ABI_MAJOR) + "." + std::to_string(ENP_ABI_MINOR) +
                   "; rebuild it against SDK " + std::to_string(ENP_ABI_MAJOR));
   }
   if (header->abi_minor > ENP_ABI_MINOR) {
-    return reject(label + " needs plugin ABI " + std::to_string(header->abi_major) +
-                  "." + std::to_string(header->abi_minor) +
-                  ", newer than this host's " + std::to_string(ENP_ABI_MAJOR) +
-                  "." + std::to_string(ENP_ABI_MINOR) + "; update eulernpu");
+    return reject(label + " needs plugin ABI " + std::to_string(header->abi_major) + "." +
+                  std::to_string(header->abi_minor) + ", newer than this host's " +
+                  std::to_string(ENP_ABI_MAJOR) + "." + std::to_string(ENP_ABI_MINOR) +
+                  "; update eulernpu");
   }
   const auto* desc = reinterpret_cast<const enp_plugin_v1_t*>(header);
   if (auto problem = descriptor_problem(*desc)) return reject(label + ": " + *problem);
@@ -170,16 +166,14 @@ void PluginRegistry::load(const fs::path& path) {
       try {
         throw_if_error(status, header->name);
       } catch (const UserError& e) {
-        return reject(label + " failed to initialize: " + e.title() + ": " +
-                      e.where());
+        return reject(label + " failed to initialize: " + e.title() + ": " + e.where());
       }
     }
   }
   keep_loaded(std::move(lib));
-  plugins_.push_back(LoadedPlugin{path, desc, header->name, header->version,
-                                  header->description ? header->description : "",
-                                  static_cast<enp_plugin_kind_t>(header->kind),
-                                  header->abi_major, header->abi_minor});
+  plugins_.push_back(LoadedPlugin{
+      path, desc, header->name, header->version, header->description ? header->description : "",
+      static_cast<enp_plugin_kind_t>(header->kind), header->abi_major, header->abi_minor});
 }
 
 const LoadedPlugin* PluginRegistry::find(std::string_view name) const {
@@ -210,8 +204,7 @@ const LoadedPlugin& PluginRegistry::backend(std::string_view name) const {
   if (!p || p->kind != ENP_PLUGIN_BACKEND) {
     throw UserError("backend not found",
                     "no backend plugin '" + std::string(name) +
-                        "' is loaded (loaded backends: " +
-                        names(of_kind(ENP_PLUGIN_BACKEND)) + ")",
+                        "' is loaded (loaded backends: " + names(of_kind(ENP_PLUGIN_BACKEND)) + ")",
                     "pick one of those with --backend, or add its directory "
                     "with --plugin-dir; 'eulernpu plugins' shows what was "
                     "found and why anything was rejected");
@@ -240,8 +233,7 @@ const LoadedPlugin& PluginRegistry::frontend_for(const fs::path& model,
                   name.empty() ? "no loaded frontend reads '" + model.string() +
                                      "' (loaded frontends: " + names(frontends) + ")"
                                : "no frontend '" + std::string(name) +
-                                     "' is loaded (loaded frontends: " +
-                                     names(frontends) + ")",
+                                     "' is loaded (loaded frontends: " + names(frontends) + ")",
                   "name the file with a known extension, pass --frontend, or "
                   "add the frontend's directory with --plugin-dir");
 }

@@ -53,8 +53,7 @@ class PluginRegistry {
   const LoadedPlugin& backend(std::string_view name) const;
   // The frontend named `name`, or else the one whose extensions match
   // `model`; throws UserError if there is none.
-  const LoadedPlugin& frontend_for(const std::filesystem::path& model,
-                                   std::string_view name) const;
+  const LoadedPlugin& frontend_for(const std::filesystem::path& model, std::string_view name) const;
 
  private:
   void scan(const SearchDir& dir);

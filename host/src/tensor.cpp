@@ -4,40 +4,59 @@ namespace eulernpu::host {
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return 4;
-    case DType::kUInt8: return 1;
-    case DType::kInt8: return 1;
-    case DType::kInt16: return 2;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
-    case DType::kFloat16: return 2;
-    case DType::kFloat64: return 8;
-    case DType::kUndefined: return 0;
+    case DType::kFloat32:
+      return 4;
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt8:
+      return 1;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
+    case DType::kFloat16:
+      return 2;
+    case DType::kFloat64:
+      return 8;
+    case DType::kUndefined:
+      return 0;
   }
   return 0;
 }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBool: return "bool";
-    case DType::kFloat16: return "float16";
-    case DType::kFloat64: return "float64";
-    case DType::kUndefined: return "undefined";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kUndefined:
+      return "undefined";
   }
   return "undefined";
 }
 
 DType dtype_from_name(const std::string& name) {
-  for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16,
-                  DType::kInt32, DType::kInt64, DType::kBool, DType::kFloat16,
-                  DType::kFloat64}) {
+  for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
+                  DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64}) {
     if (name == dtype_name(d)) return d;
   }
   return DType::kUndefined;

@@ -22,8 +22,8 @@ TEST(CompareTest, ReportsLargestDifferenceAndItsIndex) {
   EXPECT_FALSE(r[0].ok);
   EXPECT_DOUBLE_EQ(r[0].max_abs_diff, 0.5);
   EXPECT_EQ(r[0].worst_index, 1u);
-  EXPECT_TRUE(compare_tensors({f32("y", {2}, {1.0f, 2.5f})}, {f32("y", {2}, {1.0f, 2.0f})}, 0.5)[0]
-                  .ok);
+  EXPECT_TRUE(
+      compare_tensors({f32("y", {2}, {1.0f, 2.5f})}, {f32("y", {2}, {1.0f, 2.0f})}, 0.5)[0].ok);
 }
 
 TEST(CompareTest, NanAndInfinityRules) {

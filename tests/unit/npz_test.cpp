@@ -31,9 +31,8 @@ constexpr char kTooBig[] = "npz file exceeds a size limit";
 constexpr char kCannotWrite[] = "cannot write output file";
 
 const DType kAllDTypes[] = {
-    DType::kFloat32, DType::kFloat16, DType::kFloat64,
-    DType::kInt8,    DType::kUInt8,   DType::kInt16,
-    DType::kInt32,   DType::kInt64,   DType::kBool,
+    DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8,
+    DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kBool,
 };
 
 // A tensor whose bytes differ from element to element and dtype to dtype.
@@ -44,24 +43,21 @@ Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape) {
   t.shape = std::move(shape);
   t.data.resize(t.element_count() * dtype_size(dtype));
   for (size_t i = 0; i < t.data.size(); ++i) {
-    t.data[i] = dtype == DType::kBool
-                    ? static_cast<uint8_t>(i % 3 == 0)
-                    : static_cast<uint8_t>(i * 37 + static_cast<size_t>(dtype));
+    t.data[i] = dtype == DType::kBool ? static_cast<uint8_t>(i % 3 == 0)
+                                      : static_cast<uint8_t>(i * 37 + static_cast<size_t>(dtype));
   }
   return t;
 }
 
 void expect_same(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.dtype, b.dtype)
-      << dtype_name(a.dtype) << " vs " << dtype_name(b.dtype);
+  EXPECT_EQ(a.dtype, b.dtype) << dtype_name(a.dtype) << " vs " << dtype_name(b.dtype);
   EXPECT_EQ(a.shape, b.shape);
   EXPECT_EQ(a.data, b.data);
 }
 
 // Runs `f`, which must throw a UserError titled `title`, and returns it.
-UserError expect_user_error(const std::function<void()>& f,
-                            const std::string& title) {
+UserError expect_user_error(const std::function<void()>& f, const std::string& title) {
   try {
     f();
   } catch (const UserError& e) {
@@ -93,14 +89,12 @@ Bytes npy(const std::string& dict, const Bytes& data, int major = 1) {
 
 std::string dict(const std::string& descr, const std::string& shape,
                  const std::string& fortran = "False") {
-  return "{'descr': '" + descr + "', 'fortran_order': " + fortran +
-         ", 'shape': " + shape + ", }\n";
+  return "{'descr': '" + descr + "', 'fortran_order': " + fortran + ", 'shape': " + shape + ", }\n";
 }
 
 // A zip with arbitrary members, through libzip directly, for archives our
 // writer would refuse to produce.
-Bytes make_zip(const std::vector<std::pair<std::string, Bytes>>& members,
-               bool compress = false) {
+Bytes make_zip(const std::vector<std::pair<std::string, Bytes>>& members, bool compress = false) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* out = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -131,9 +125,8 @@ Bytes make_zip(const std::vector<std::pair<std::string, Bytes>>& members,
 void patch(Bytes& bytes, const std::string& from, const std::string& to) {
   ASSERT_EQ(from.size(), to.size());
   int hits = 0;
-  for (auto it = bytes.begin(); (it = std::search(it, bytes.end(), from.begin(),
-                                                  from.end())) != bytes.end();
-       ++hits) {
+  for (auto it = bytes.begin();
+       (it = std::search(it, bytes.end(), from.begin(), from.end())) != bytes.end(); ++hits) {
     std::copy(to.begin(), to.end(), it);
   }
   ASSERT_GT(hits, 0);
@@ -177,12 +170,10 @@ std::vector<LocalHeader> local_headers(const Bytes& zip) {
 // A fresh, empty directory for one test's files.
 fs::path test_dir() {
   const char* env = std::getenv("EULERNPU_TEST_TMP");
-  const fs::path root = env != nullptr && *env != '\0'
-                            ? fs::path(env)
-                            : fs::temp_directory_path() / "eulernpu_test";
+  const fs::path root =
+      env != nullptr && *env != '\0' ? fs::path(env) : fs::temp_directory_path() / "eulernpu_test";
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir =
-      root / (std::string(info->test_suite_name()) + "." + info->name());
+  const fs::path dir = root / (std::string(info->test_suite_name()) + "." + info->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -215,8 +206,8 @@ TEST(NpzTest, RoundTripsEveryDTypeAndShapeStoredAndDeflated) {
   for (bool compress : {false, true}) {
     for (DType dtype : kAllDTypes) {
       for (const auto& shape : kShapes) {
-        SCOPED_TRACE(std::string(dtype_name(dtype)) + " " +
-                     shape_string(shape) + (compress ? " deflated" : ""));
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + shape_string(shape) +
+                     (compress ? " deflated" : ""));
         const Tensor t = make_tensor("t", dtype, shape);
         const std::vector<Tensor> back = decode(encode_npz({t}, compress));
         ASSERT_EQ(back.size(), 1u);
@@ -279,13 +270,10 @@ TEST(NpzTest, WritesAndReadsFiles) {
 
 TEST(NpzTest, NpyHeaderIsByteForByteNumpys) {
   // np.save(f, np.zeros((1, 4), '<f4')) and np.save(f, np.float64(1)).
-  const std::string dict_1x4 =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }";
-  const std::string dict_scalar =
-      "{'descr': '<f8', 'fortran_order': False, 'shape': (), }";
-  for (const auto& [t, text] :
-       {std::pair{make_tensor("", DType::kFloat32, {1, 4}), dict_1x4},
-        std::pair{make_tensor("", DType::kFloat64, {}), dict_scalar}}) {
+  const std::string dict_1x4 = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }";
+  const std::string dict_scalar = "{'descr': '<f8', 'fortran_order': False, 'shape': (), }";
+  for (const auto& [t, text] : {std::pair{make_tensor("", DType::kFloat32, {1, 4}), dict_1x4},
+                                std::pair{make_tensor("", DType::kFloat64, {}), dict_scalar}}) {
     const Bytes bytes = encode_npy(t);
     ASSERT_EQ(bytes.size(), 128 + t.data.size());
     std::string expected("\x93NUMPY\x01\x00\x76\x00", 10);
@@ -361,12 +349,10 @@ TEST(NpzTest, ParseNpyAcceptsNumpySpellings) {
     DType dtype;
   };
   const Case cases[] = {
-      {"<f4", DType::kFloat32}, {"=f4", DType::kFloat32},
-      {"<f2", DType::kFloat16}, {"<f8", DType::kFloat64},
-      {"|i1", DType::kInt8},    {"<i1", DType::kInt8},
-      {"|u1", DType::kUInt8},   {"<u1", DType::kUInt8},
-      {"|b1", DType::kBool},    {"<b1", DType::kBool},
-      {"<i2", DType::kInt16},   {"<i4", DType::kInt32},
+      {"<f4", DType::kFloat32}, {"=f4", DType::kFloat32}, {"<f2", DType::kFloat16},
+      {"<f8", DType::kFloat64}, {"|i1", DType::kInt8},    {"<i1", DType::kInt8},
+      {"|u1", DType::kUInt8},   {"<u1", DType::kUInt8},   {"|b1", DType::kBool},
+      {"<b1", DType::kBool},    {"<i2", DType::kInt16},   {"<i4", DType::kInt32},
       {"=i8", DType::kInt64},
   };
   for (const Case& c : cases) {
@@ -392,8 +378,7 @@ TEST(NpzTest, ParseNpyAcceptsOtherHeaderForms) {
       {"format 3.0", npy(dict("<f4", "(2, 3)"), six, 3), {2, 3}},
       {"python 2 longs", npy(dict("<f4", "(2L, 3L)"), six), {2, 3}},
       {"other key order, double quotes, no trailing comma",
-       npy("{\"shape\": (6,), \"fortran_order\": False, \"descr\": \"<f4\"}",
-           six),
+       npy("{\"shape\": (6,), \"fortran_order\": False, \"descr\": \"<f4\"}", six),
        {6}},
       {"tabs and newlines",
        npy("{\t'descr':'<f4',\n'fortran_order':False,"
@@ -414,8 +399,7 @@ TEST(NpzTest, ReadsArchivesWrittenByOtherZipWriters) {
   // Default libzip settings: Unix attributes, deflate at its default level.
   const Tensor t = make_tensor("w", DType::kInt32, {10});
   for (bool compress : {false, true}) {
-    const std::vector<Tensor> back =
-        decode(make_zip({{"w.npy", encode_npy(t)}}, compress));
+    const std::vector<Tensor> back = decode(make_zip({{"w.npy", encode_npy(t)}}, compress));
     ASSERT_EQ(back.size(), 1u);
     expect_same(back[0], t);
   }
@@ -454,12 +438,9 @@ TEST(NpzTest, ParseNpyRejectsBadInput) {
       {"2.0 header length beyond data", v2_len_beyond, kMalformed},
       {"not a dict", npy("[1, 2]", {}), kMalformed},
       {"empty dict", npy("{}", {}), kMalformed},
-      {"no shape", npy("{'descr': '<f4', 'fortran_order': False}", f4x2),
-       kMalformed},
-      {"no descr", npy("{'fortran_order': False, 'shape': (2,)}", f4x2),
-       kMalformed},
-      {"no fortran_order", npy("{'descr': '<f4', 'shape': (2,)}", f4x2),
-       kMalformed},
+      {"no shape", npy("{'descr': '<f4', 'fortran_order': False}", f4x2), kMalformed},
+      {"no descr", npy("{'fortran_order': False, 'shape': (2,)}", f4x2), kMalformed},
+      {"no fortran_order", npy("{'descr': '<f4', 'shape': (2,)}", f4x2), kMalformed},
       {"unknown key",
        npy("{'descr': '<f4', 'fortran_order': False, "
            "'shape': (2,), 'x': 1}",
@@ -481,23 +462,17 @@ TEST(NpzTest, ParseNpyRejectsBadInput) {
       {"shape is a list", npy(dict("<f4", "[2]"), f4x2), kMalformed},
       {"negative dimension", npy(dict("<f4", "(-2,)"), f4x2), kMalformed},
       {"float dimension", npy(dict("<f4", "(2.0,)"), f4x2), kMalformed},
-      {"dimension beyond int64",
-       npy(dict("<f4", "(99999999999999999999,)"), f4x2), kMalformed},
-      {"fortran_order not a bool", npy(dict("<f4", "(2,)", "0"), f4x2),
-       kMalformed},
-      {"absurd shape (2**62, 4)",
-       npy(dict("<f4", "(4611686018427387904, 4)"), f4x2), kMalformed},
-      {"shape product overflows",
-       npy(dict("|u1", "(4294967296, 4294967296)"), f4x2), kMalformed},
-      {"huge shape, no data", npy(dict("<f8", "(1000000000000,)"), {}),
-       kMalformed},
+      {"dimension beyond int64", npy(dict("<f4", "(99999999999999999999,)"), f4x2), kMalformed},
+      {"fortran_order not a bool", npy(dict("<f4", "(2,)", "0"), f4x2), kMalformed},
+      {"absurd shape (2**62, 4)", npy(dict("<f4", "(4611686018427387904, 4)"), f4x2), kMalformed},
+      {"shape product overflows", npy(dict("|u1", "(4294967296, 4294967296)"), f4x2), kMalformed},
+      {"huge shape, no data", npy(dict("<f8", "(1000000000000,)"), {}), kMalformed},
       {"short data", npy(dict("<f4", "(3,)"), f4x2), kMalformed},
       {"trailing bytes", npy(dict("<f4", "(1,)"), f4x2), kMalformed},
       {"scalar without data", npy(dict("<f4", "()"), {}), kMalformed},
       {"big-endian float32", npy(dict(">f4", "(2,)"), f4x2), kUnsupported},
       {"big-endian int64", npy(dict(">i8", "(1,)"), f4x2), kUnsupported},
-      {"no byte order on a wide type", npy(dict("|f4", "(2,)"), f4x2),
-       kUnsupported},
+      {"no byte order on a wide type", npy(dict("|f4", "(2,)"), f4x2), kUnsupported},
       {"object", npy(dict("|O", "(1,)"), f4x2), kUnsupported},
       {"unicode string", npy(dict("<U2", "(1,)"), f4x2), kUnsupported},
       {"byte string", npy(dict("|S8", "(1,)"), f4x2), kUnsupported},
@@ -514,8 +489,8 @@ TEST(NpzTest, ParseNpyRejectsBadInput) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const UserError e = expect_user_error(
-        [&] { parse_npy(c.bytes.data(), c.bytes.size(), "bad.npy"); }, c.title);
+    const UserError e =
+        expect_user_error([&] { parse_npy(c.bytes.data(), c.bytes.size(), "bad.npy"); }, c.title);
     EXPECT_NE(e.where().find("bad.npy"), std::string::npos) << e.where();
   }
 }
@@ -524,8 +499,7 @@ TEST(NpzTest, ParseNpyEnforcesSizeLimit) {
   const Bytes bytes = encode_npy(make_tensor("", DType::kFloat32, {100}));
   NpzLimits limits;
   limits.max_member_bytes = 100;
-  expect_user_error(
-      [&] { parse_npy(bytes.data(), bytes.size(), "t.npy", limits); }, kTooBig);
+  expect_user_error([&] { parse_npy(bytes.data(), bytes.size(), "t.npy", limits); }, kTooBig);
 }
 
 // --- bad .npz ---
@@ -542,15 +516,12 @@ TEST(NpzTest, EmptyOrNonZipFileIsCorrupt) {
   std::ofstream(dir / "empty.npz").close();
   std::ofstream(dir / "text.npz") << "this is not a zip archive at all\n";
   expect_user_error([&] { read_npz(dir / "empty.npz"); }, kCorrupt);
-  const UserError e =
-      expect_user_error([&] { read_npz(dir / "text.npz"); }, kCorrupt);
+  const UserError e = expect_user_error([&] { read_npz(dir / "text.npz"); }, kCorrupt);
   EXPECT_NE(e.where().find("text.npz"), std::string::npos);
   EXPECT_NE(e.where().find("libzip: "), std::string::npos) << e.where();
   expect_user_error([&] { decode({}); }, kCorrupt);
   // A lone .npy is not an .npz either.
-  expect_user_error(
-      [&] { decode(encode_npy(make_tensor("", DType::kInt8, {3}))); },
-      kCorrupt);
+  expect_user_error([&] { decode(encode_npy(make_tensor("", DType::kInt8, {3}))); }, kCorrupt);
 }
 
 TEST(NpzTest, TruncatedArchiveIsCorruptAtEveryLength) {
@@ -605,8 +576,8 @@ TEST(NpzTest, MemberThatIsNotNpyIsCorrupt) {
 }
 
 TEST(NpzTest, DuplicateKeyIsCorrupt) {
-  Bytes zip = encode_npz({make_tensor("k1", DType::kUInt8, {2}),
-                          make_tensor("k2", DType::kUInt8, {3})});
+  Bytes zip =
+      encode_npz({make_tensor("k1", DType::kUInt8, {2}), make_tensor("k2", DType::kUInt8, {3})});
   patch(zip, "k2.npy", "k1.npy");
   const UserError e = expect_user_error([&] { decode(zip); }, kCorrupt);
   EXPECT_NE(e.where().find("'k1'"), std::string::npos) << e.where();
@@ -627,9 +598,8 @@ TEST(NpzTest, BadNpyInsideNpzNamesFileAndKey) {
     for (const Case& c : cases) {
       SCOPED_TRACE(c.name);
       const Bytes zip = make_zip({{"w.npy", c.npy}}, compress);
-      const UserError e = expect_user_error(
-          [&] { read_npz_bytes(zip.data(), zip.size(), "model.npz"); },
-          c.title);
+      const UserError e =
+          expect_user_error([&] { read_npz_bytes(zip.data(), zip.size(), "model.npz"); }, c.title);
       EXPECT_NE(e.where().find("model.npz"), std::string::npos) << e.where();
       EXPECT_NE(e.where().find("'w'"), std::string::npos) << e.where();
     }
@@ -637,16 +607,14 @@ TEST(NpzTest, BadNpyInsideNpzNamesFileAndKey) {
 }
 
 TEST(NpzTest, ArchiveLimitsAreEnforced) {
-  const Bytes zip = encode_npz({make_tensor("a", DType::kFloat32, {100}),
-                                make_tensor("b", DType::kFloat32, {1})},
-                               true);
+  const Bytes zip = encode_npz(
+      {make_tensor("a", DType::kFloat32, {100}), make_tensor("b", DType::kFloat32, {1})}, true);
   NpzLimits few_members;
   few_members.max_members = 1;
   expect_user_error([&] { decode(zip, few_members); }, kTooBig);
   NpzLimits small_members;
   small_members.max_member_bytes = 300;  // a is 528 bytes, b 132
-  const UserError e =
-      expect_user_error([&] { decode(zip, small_members); }, kTooBig);
+  const UserError e = expect_user_error([&] { decode(zip, small_members); }, kTooBig);
   EXPECT_NE(e.where().find("'a'"), std::string::npos) << e.where();
   NpzLimits low_rank;
   low_rank.max_rank = 0;
@@ -670,8 +638,7 @@ TEST(NpzTest, WriteFileAtomicFailsCleanlyWhenDirectoryIsMissing) {
   const fs::path dir = test_dir();
   const fs::path path = dir / "missing" / "out.npz";
   const UserError e = expect_user_error(
-      [&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); },
-      kCannotWrite);
+      [&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); }, kCannotWrite);
   EXPECT_NE(e.where().find("out.npz"), std::string::npos);
   EXPECT_FALSE(fs::exists(path));
   EXPECT_TRUE(list_dir(dir).empty());
@@ -682,9 +649,7 @@ TEST(NpzTest, WriteFileAtomicRemovesTempFileWhenRenameFails) {
   const fs::path dir = test_dir();
   const fs::path path = dir / "out.npz";
   fs::create_directories(path / "occupied");
-  expect_user_error(
-      [&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); },
-      kCannotWrite);
+  expect_user_error([&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); }, kCannotWrite);
   EXPECT_EQ(list_dir(dir), std::set<std::string>{"out.npz"});
   EXPECT_TRUE(fs::is_directory(path / "occupied"));
 }

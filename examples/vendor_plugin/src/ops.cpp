@@ -129,7 +129,8 @@ int64_t float_bytes(const Shape& shape) {
 
 ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> inputs) {
   switch (op) {
-    case Op::kGemm: return gemm_shape(attrs, inputs);
+    case Op::kGemm:
+      return gemm_shape(attrs, inputs);
     case Op::kMatMul:
       if (inputs.size() != 2) return fail("MatMul takes 2 inputs");
       if (inputs[0].size() != 2 || inputs[1].size() != 2) {
@@ -140,7 +141,8 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> inputs
         return fail("MatMul inner dims differ: " + str(inputs[0]) + " @ " + str(inputs[1]));
       }
       return {{inputs[0][0], inputs[1][1]}, {}};
-    case Op::kAdd: return add_shape(inputs);
+    case Op::kAdd:
+      return add_shape(inputs);
     case Op::kRelu:
       if (inputs.size() != 1) return fail("Relu takes 1 input");
       return {inputs[0], {}};

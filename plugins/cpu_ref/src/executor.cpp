@@ -44,12 +44,13 @@ std::map<std::string, TensorDecl> read_tensors(const json& g) {
   std::map<std::string, TensorDecl> out;
   if (!g.contains("tensors") || !g["tensors"].is_object()) corrupt("graph.json has no tensors");
   for (const auto& [name, t] : g["tensors"].items()) {
-    if (!t.is_object() || !t.contains("shape") || !t["shape"].is_array() ||
-        !t.contains("dtype") || !t["dtype"].is_string() || t["shape"].size() > 32) {
+    if (!t.is_object() || !t.contains("shape") || !t["shape"].is_array() || !t.contains("dtype") ||
+        !t["dtype"].is_string() || t["shape"].size() > 32) {
       corrupt("tensor '" + name + "' is malformed");
     }
-    TensorDecl d{dtype_from_name(t["dtype"]), {}, static_cast<int64_t>(sdk::dtype_size(
-                                                     dtype_from_name(t["dtype"])))};
+    TensorDecl d{dtype_from_name(t["dtype"]),
+                 {},
+                 static_cast<int64_t>(sdk::dtype_size(dtype_from_name(t["dtype"])))};
     for (const auto& dim : t["shape"]) {
       if (!dim.is_number_integer() || dim.get<int64_t>() < 0 ||
           dim.get<int64_t>() > kMaxArenaBytes) {
@@ -113,10 +114,10 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
     const auto t = tensors.find(in.name);
     if (it == buffers.end() || t == tensors.end() || t->second.dtype != in.dtype ||
         t->second.shape != sdk::TensorView(&in).shape()) {
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor shape mismatch",
-                       "input '" + std::string(in.name) + "' does not match the artifact's " +
-                           "declared input",
-                       "pass inputs with the dtype and shape the model was compiled for");
+      throw sdk::Error(
+          ENP_INVALID_ARGUMENT, "input tensor shape mismatch",
+          "input '" + std::string(in.name) + "' does not match the artifact's " + "declared input",
+          "pass inputs with the dtype and shape the model was compiled for");
     }
     std::memcpy(it->second.data, in.data, in.size_bytes);
   }

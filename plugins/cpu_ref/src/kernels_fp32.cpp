@@ -86,10 +86,18 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 
 }  // namespace
 
-void f32_add(const KernelContext& ctx) { binary(ctx, [](float x, float y) { return x + y; }); }
-void f32_sub(const KernelContext& ctx) { binary(ctx, [](float x, float y) { return x - y; }); }
-void f32_mul(const KernelContext& ctx) { binary(ctx, [](float x, float y) { return x * y; }); }
-void f32_div(const KernelContext& ctx) { binary(ctx, [](float x, float y) { return x / y; }); }
+void f32_add(const KernelContext& ctx) {
+  binary(ctx, [](float x, float y) { return x + y; });
+}
+void f32_sub(const KernelContext& ctx) {
+  binary(ctx, [](float x, float y) { return x - y; });
+}
+void f32_mul(const KernelContext& ctx) {
+  binary(ctx, [](float x, float y) { return x * y; });
+}
+void f32_div(const KernelContext& ctx) {
+  binary(ctx, [](float x, float y) { return x / y; });
+}
 
 void f32_relu(const KernelContext& ctx) {
   unary(ctx, [](float x) { return x > 0.0f ? x : 0.0f; });
@@ -108,8 +116,7 @@ void any_identity(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
   if (in.data != out.data) {
-    std::memcpy(out.data, in.data,
-                static_cast<size_t>(out.count()) * sdk::dtype_size(out.dtype));
+    std::memcpy(out.data, in.data, static_cast<size_t>(out.count()) * sdk::dtype_size(out.dtype));
   }
 }
 
@@ -143,8 +150,8 @@ void f32_matmul(const KernelContext& ctx) {
       oa += idx[d] * sa[d];
       ob += idx[d] * sb[d];
     }
-    sgemm(false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k, b.as<float>() + ob * k * n,
-          0.0f, out.as<float>() + t * m * n);
+    sgemm(false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k, b.as<float>() + ob * k * n, 0.0f,
+          out.as<float>() + t * m * n);
     for (size_t d = batch_rank; d-- > 0;) {
       if (++idx[d] < batch[d]) break;
       idx[d] = 0;

@@ -41,10 +41,18 @@ ordered_json attributes_json(const sdk::NodeView& node) {
   ordered_json j = ordered_json::object();
   for (const enp_attribute_t& a : node.attributes()) {
     switch (a.type) {
-      case ENP_ATTR_INT: j[a.name] = a.i; break;
-      case ENP_ATTR_FLOAT: j[a.name] = a.f; break;
-      case ENP_ATTR_STRING: j[a.name] = std::string(a.s, a.s_size); break;
-      case ENP_ATTR_INTS: j[a.name] = std::vector<int64_t>(a.ints, a.ints + a.count); break;
+      case ENP_ATTR_INT:
+        j[a.name] = a.i;
+        break;
+      case ENP_ATTR_FLOAT:
+        j[a.name] = a.f;
+        break;
+      case ENP_ATTR_STRING:
+        j[a.name] = std::string(a.s, a.s_size);
+        break;
+      case ENP_ATTR_INTS:
+        j[a.name] = std::vector<int64_t>(a.ints, a.ints + a.count);
+        break;
       case ENP_ATTR_FLOATS:
         j[a.name] = std::vector<double>(a.floats, a.floats + a.count);
         break;
@@ -53,7 +61,8 @@ ordered_json attributes_json(const sdk::NodeView& node) {
         j[a.name] = s;
         break;
       }
-      default: break;  // tensor attributes are rejected by the op checks
+      default:
+        break;  // tensor attributes are rejected by the op checks
     }
   }
   return j;
@@ -75,7 +84,8 @@ int64_t plan_offsets(std::vector<Interval>& buffers) {
   for (Interval& b : buffers) {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (const Interval* p : placed) {
-      if (p->first <= b.last && b.first <= p->last) busy.push_back({p->offset, p->offset + p->bytes});
+      if (p->first <= b.last && b.first <= p->last)
+        busy.push_back({p->offset, p->offset + p->bytes});
     }
     std::sort(busy.begin(), busy.end());
     int64_t offset = 0;
@@ -184,8 +194,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
   for (const std::string& name : order) {
     if (weight_names.count(name)) continue;
     const auto& t = tensors[name];
-    int64_t bytes = static_cast<int64_t>(sdk::dtype_size(
-        graph.value(name)->dtype()));
+    int64_t bytes = static_cast<int64_t>(sdk::dtype_size(graph.value(name)->dtype()));
     for (int64_t d : t["shape"]) bytes *= d;
     const bool is_input = t["kind"] == "input";
     live[name] = Interval{name, bytes, is_input ? -1 : steps, is_input ? -1 : 0, 0};

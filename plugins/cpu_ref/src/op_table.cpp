@@ -6,9 +6,9 @@ namespace eulernpu::cpu_ref {
 namespace {
 
 constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
-constexpr uint32_t kAny = kF32 | ENP_DTYPE_BIT(ENP_DTYPE_INT8) |
-                          ENP_DTYPE_BIT(ENP_DTYPE_UINT8) | ENP_DTYPE_BIT(ENP_DTYPE_INT32) |
-                          ENP_DTYPE_BIT(ENP_DTYPE_INT64) | ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
+constexpr uint32_t kAny = kF32 | ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
+                          ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64) |
+                          ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
 
 std::optional<std::string> gemm_check(const sdk::NodeView& node, const sdk::GraphView&) {
   for (const auto& a : node.attributes()) {
@@ -25,8 +25,7 @@ const OpEntry kOps[] = {
     {"Div", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_div},
     {"Gemm", 7, 0, kF32, "C broadcast to (M, N)", &gemm_check, &f32_gemm},
     {"Identity", 1, 0, kAny, "", nullptr, &any_identity},
-    {"MatMul", 1, 0, kF32, "batched, numpy broadcasting of batch dims", nullptr,
-     &f32_matmul},
+    {"MatMul", 1, 0, kF32, "batched, numpy broadcasting of batch dims", nullptr, &f32_matmul},
     {"Mul", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_mul},
     {"Relu", 6, 0, kF32, "", nullptr, &f32_relu},
     {"Sigmoid", 6, 0, kF32, "", nullptr, &f32_sigmoid},

@@ -95,8 +95,12 @@ class SpecFrontend : public sdk::Frontend {
     if (request.weights_path.empty()) {
       // Validating without weights: declare the type only.
       static const int64_t kScalar = 0;  // non-NULL dims: rank 0 is a scalar
-      enp_tensor_t t{w.key.c_str(), w.dtype, static_cast<uint32_t>(w.shape.size()),
-                     w.shape.empty() ? &kScalar : w.shape.data(), nullptr, 0};
+      enp_tensor_t t{w.key.c_str(),
+                     w.dtype,
+                     static_cast<uint32_t>(w.shape.size()),
+                     w.shape.empty() ? &kScalar : w.shape.data(),
+                     nullptr,
+                     0};
       out.add_initializer(t);
       return;
     }
@@ -117,16 +121,14 @@ class SpecFrontend : public sdk::Frontend {
     const sdk::TensorView t(found);
     if (t.shape() != w.shape) {
       throw Error(ENP_INVALID_ARGUMENT, "weights tensor shape mismatch",
-                  label(o) + " expects weight " + sdk::shape_string(w.shape) + "; " +
-                      weights_file + " has '" + w.key + "' " +
-                      sdk::shape_string(t.dims()),
+                  label(o) + " expects weight " + sdk::shape_string(w.shape) + "; " + weights_file +
+                      " has '" + w.key + "' " + sdk::shape_string(t.dims()),
                   "retrain the weights or correct the spec");
     }
     if (t.dtype() != w.dtype) {
       throw Error(ENP_INVALID_ARGUMENT, "weights tensor dtype mismatch",
-                  label(o) + " expects weight '" + w.key + "' as " +
-                      sdk::dtype_name(w.dtype) + "; " + weights_file + " has " +
-                      sdk::dtype_name(t.dtype()),
+                  label(o) + " expects weight '" + w.key + "' as " + sdk::dtype_name(w.dtype) +
+                      "; " + weights_file + " has " + sdk::dtype_name(t.dtype()),
                   "convert the weights (numpy: .astype(np." +
                       std::string(sdk::dtype_name(w.dtype)) + ")) or correct the spec");
     }
@@ -144,8 +146,14 @@ class SpecFrontend : public sdk::Frontend {
       enp_attribute_t e{};
       e.name = a.name.c_str();
       switch (a.kind) {
-        case Attribute::Kind::kInt: e.type = ENP_ATTR_INT; e.i = a.i; break;
-        case Attribute::Kind::kFloat: e.type = ENP_ATTR_FLOAT; e.f = a.f; break;
+        case Attribute::Kind::kInt:
+          e.type = ENP_ATTR_INT;
+          e.i = a.i;
+          break;
+        case Attribute::Kind::kFloat:
+          e.type = ENP_ATTR_FLOAT;
+          e.f = a.f;
+          break;
         case Attribute::Kind::kString:
           e.type = ENP_ATTR_STRING;
           e.s = a.s.c_str();

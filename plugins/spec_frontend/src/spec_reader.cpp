@@ -73,8 +73,9 @@ class Reader {
     for (const auto& [k, v] : kNames) {
       if (s == k) return v;
     }
-    fail(n, what + " '" + s + "' is not a dtype (float32, float16, float64, int8, "
-                          "uint8, int16, int32, int64, bool)");
+    fail(n, what + " '" + s +
+                "' is not a dtype (float32, float16, float64, int8, "
+                "uint8, int16, int32, int64, bool)");
   }
   std::vector<int64_t> shape(const YAML::Node& n, const std::string& what) const {
     if (!n.IsSequence()) fail(n, what + " must be a list of dimensions, e.g. [1, 8]");
@@ -82,8 +83,8 @@ class Reader {
     std::vector<int64_t> dims;
     for (const auto& d : n) {
       const int64_t v = integer(d, what + " dimension");
-      if (v < 0 || v > kMaxDim) fail(d, what + " dimension " + std::to_string(v) +
-                                            " is out of range [0, 2^40]");
+      if (v < 0 || v > kMaxDim)
+        fail(d, what + " dimension " + std::to_string(v) + " is out of range [0, 2^40]");
       dims.push_back(v);
     }
     return dims;
@@ -115,8 +116,7 @@ class Reader {
     return v;
   }
 
-  Attribute attribute(const std::string& key, const YAML::Node& n,
-                      const std::string& what) const {
+  Attribute attribute(const std::string& key, const YAML::Node& n, const std::string& what) const {
     Attribute a;
     a.kind = Attribute::Kind::kInt;
     a.name = key;
@@ -181,8 +181,7 @@ class Reader {
         ref.key = name(need(w, "key", what + " weight"), what + " weight key");
         ref.shape = shape(need(w, "shape", what + " weight '" + ref.key + "'"),
                           what + " weight '" + ref.key + "' shape");
-        ref.dtype = w["dtype"] ? dtype(w["dtype"], what + " weight dtype")
-                               : ENP_DTYPE_FLOAT32;
+        ref.dtype = w["dtype"] ? dtype(w["dtype"], what + " weight dtype") : ENP_DTYPE_FLOAT32;
         o.weights.push_back(ref);
       }
     }
@@ -216,8 +215,8 @@ class Reader {
                   "update eulernpu");
     }
     Spec s;
-    s.name = root["name"] ? name(root["name"], "name")
-                          : std::filesystem::path(path_).stem().string();
+    s.name =
+        root["name"] ? name(root["name"], "name") : std::filesystem::path(path_).stem().string();
     if (root["opset"]) s.opset = integer(root["opset"], "opset");
     for (const char* key : {"inputs", "outputs", "components"}) {
       if (!need(root, key, "the spec").IsSequence() || root[key].size() == 0) {

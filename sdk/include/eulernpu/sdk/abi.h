@@ -98,16 +98,17 @@ typedef enum enp_dtype_t {
 #define ENP_DTYPE_BIT(d) (1u << (unsigned)(d))
 
 /* A dense, little-endian, row-major tensor or (data == NULL) a value's type
- * and shape. A dimension of -1 is unknown; for a type-only value, dims ==
- * NULL with rank 0 means the whole shape is unknown (a scalar has rank 0 and
- * a non-NULL dims). */
+ * and shape. Tensor data the host hands to a plugin is aligned to at least
+ * 16 bytes; data a plugin hands to the host may have any alignment. A dimension of -1 is unknown;
+ * for a type-only value, dims == NULL with rank 0 means the whole shape is unknown (a scalar has
+ * rank 0 and a non-NULL dims). */
 typedef struct enp_tensor_t {
   const char* name;
   int32_t dtype; /* enp_dtype_t */
   uint32_t rank;
-  const int64_t* dims;  /* rank entries */
-  const void* data;     /* NULL for type-only values */
-  uint64_t size_bytes;  /* bytes at data */
+  const int64_t* dims; /* rank entries */
+  const void* data;    /* NULL for type-only values */
+  uint64_t size_bytes; /* bytes at data */
 } enp_tensor_t;
 
 typedef enum enp_attr_type_t {
@@ -129,8 +130,8 @@ typedef struct enp_attribute_t {
   double f;
   const char* s;
   uint64_t s_size;
-  const int64_t* ints;     /* count entries */
-  const double* floats;    /* count entries */
+  const int64_t* ints;        /* count entries */
+  const double* floats;       /* count entries */
   const char* const* strings; /* count entries */
   uint64_t count;
   const enp_tensor_t* t;
@@ -139,7 +140,7 @@ typedef struct enp_attribute_t {
 typedef struct enp_node_t {
   const char* name;
   const char* op_type;
-  const char* domain; /* "" is the ONNX default domain */
+  const char* domain;        /* "" is the ONNX default domain */
   const char* const* inputs; /* "" marks an omitted optional input */
   uint32_t n_inputs;
   const char* const* outputs;
@@ -221,66 +222,48 @@ typedef struct enp_host_api_t {
    *     fix: <fix>          (what the user should do)
    * `see` overrides the "See:" link; NULL derives it from the title.
    * Returns NULL only for ENP_OK. The host frees it. */
-  enp_status_t* (*status_new)(enp_status_code_t code, const char* title,
-                              const char* where, const char* fix,
-                              const char* see);
+  enp_status_t* (*status_new)(enp_status_code_t code, const char* title, const char* where,
+                              const char* fix, const char* see);
 
   /* Logs through the host's logger, tagged with the plugin's name. */
-  void (*log)(enp_log_level_t level, const char* plugin_name,
-              const char* message);
+  void (*log)(enp_log_level_t level, const char* plugin_name, const char* message);
 
   /* Graph builder (frontends, quantizers). Every call copies its
    * arguments. Nodes may be added in any order; the host sorts and checks
    * them when the import returns. */
   enp_status_t* (*graph_set_name)(enp_graph_builder_t* b, const char* name);
-  enp_status_t* (*graph_add_input)(enp_graph_builder_t* b,
-                                   const enp_tensor_t* value);
-  enp_status_t* (*graph_add_output)(enp_graph_builder_t* b,
-                                    const enp_tensor_t* value);
-  enp_status_t* (*graph_add_initializer)(enp_graph_builder_t* b,
-                                         const enp_tensor_t* tensor);
-  enp_status_t* (*graph_add_value_info)(enp_graph_builder_t* b,
-                                        const enp_tensor_t* value);
-  enp_status_t* (*graph_add_node)(enp_graph_builder_t* b,
-                                  const enp_node_t* node);
-  enp_status_t* (*graph_set_opset)(enp_graph_builder_t* b, const char* domain,
-                                   int64_t version);
-  enp_status_t* (*graph_set_metadata)(enp_graph_builder_t* b,
-                                      const char* key, const char* value);
+  enp_status_t* (*graph_add_input)(enp_graph_builder_t* b, const enp_tensor_t* value);
+  enp_status_t* (*graph_add_output)(enp_graph_builder_t* b, const enp_tensor_t* value);
+  enp_status_t* (*graph_add_initializer)(enp_graph_builder_t* b, const enp_tensor_t* tensor);
+  enp_status_t* (*graph_add_value_info)(enp_graph_builder_t* b, const enp_tensor_t* value);
+  enp_status_t* (*graph_add_node)(enp_graph_builder_t* b, const enp_node_t* node);
+  enp_status_t* (*graph_set_opset)(enp_graph_builder_t* b, const char* domain, int64_t version);
+  enp_status_t* (*graph_set_metadata)(enp_graph_builder_t* b, const char* key, const char* value);
 
   /* Artifact writer (backend lower): `path` is relative to the artifact
    * root, uses '/' and must not contain ".." or start with '/'.
    * write_tensors stores the tensors as one numpy .npz file. */
-  enp_status_t* (*artifact_write_file)(enp_artifact_writer_t* w,
-                                       const char* path, const void* data,
+  enp_status_t* (*artifact_write_file)(enp_artifact_writer_t* w, const char* path, const void* data,
                                        uint64_t size);
-  enp_status_t* (*artifact_write_tensors)(enp_artifact_writer_t* w,
-                                          const char* path,
-                                          const enp_tensor_t* tensors,
-                                          uint64_t count);
+  enp_status_t* (*artifact_write_tensors)(enp_artifact_writer_t* w, const char* path,
+                                          const enp_tensor_t* tensors, uint64_t count);
 
   /* Artifact reader (backend run). Returned memory is host-owned and
    * valid until the plugin call that received the reader returns. */
-  enp_status_t* (*artifact_read_file)(enp_artifact_reader_t* r,
-                                      const char* path, const void** data,
+  enp_status_t* (*artifact_read_file)(enp_artifact_reader_t* r, const char* path, const void** data,
                                       uint64_t* size);
-  enp_status_t* (*artifact_read_tensors)(enp_artifact_reader_t* r,
-                                         const char* path,
-                                         const enp_tensor_t** tensors,
-                                         uint64_t* count);
+  enp_status_t* (*artifact_read_tensors)(enp_artifact_reader_t* r, const char* path,
+                                         const enp_tensor_t** tensors, uint64_t* count);
 
   /* Output sink (backend run): copies one tensor, data included. */
-  enp_status_t* (*tensor_list_add)(enp_tensor_list_t* list,
-                                   const enp_tensor_t* tensor);
+  enp_status_t* (*tensor_list_add)(enp_tensor_list_t* list, const enp_tensor_t* tensor);
 
   /* Capability report sink (backend query): one call per node index. */
-  enp_status_t* (*support_report_node)(enp_support_report_t* report,
-                                       uint64_t node_index, int32_t supported,
-                                       const char* reason);
+  enp_status_t* (*support_report_node)(enp_support_report_t* report, uint64_t node_index,
+                                       int32_t supported, const char* reason);
 
   /* Device list sink (backend list_devices). */
-  enp_status_t* (*device_list_add)(enp_device_list_t* list,
-                                   const enp_device_info_t* device);
+  enp_status_t* (*device_list_add)(enp_device_list_t* list, const enp_device_info_t* device);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */
@@ -313,19 +296,18 @@ typedef struct enp_frontend_request_t {
   const enp_tensor_t* weights; /* tensors of --weights, if given */
   uint64_t n_weights;
   const char* weights_path; /* NULL if no --weights */
-  const enp_kv_t* options; /* e.g. "input_shape.NAME" = "1,3,224,224" */
+  const enp_kv_t* options;  /* e.g. "input_shape.NAME" = "1,3,224,224" */
   uint64_t n_options;
 } enp_frontend_request_t;
 
 typedef struct enp_frontend_v1_t {
   uint64_t struct_size;
-  const char* format; /* short name shown to users, e.g. "onnx" */
+  const char* format;            /* short name shown to users, e.g. "onnx" */
   const char* const* extensions; /* file name endings, e.g. ".onnx" */
   uint32_t n_extensions;
   /* Reads the model and describes it into `out`. Errors name the file and
    * the offending element. */
-  enp_status_t* (*import_model)(const enp_frontend_request_t* request,
-                                enp_graph_builder_t* out);
+  enp_status_t* (*import_model)(const enp_frontend_request_t* request, enp_graph_builder_t* out);
 } enp_frontend_v1_t;
 
 /* Reserved for the int8 quantizer; its functions arrive in a later minor. */
@@ -337,11 +319,11 @@ typedef struct enp_quantizer_v1_t {
 
 /* One op a backend implements. */
 typedef struct enp_op_support_t {
-  const char* domain;   /* "" for ONNX */
+  const char* domain; /* "" for ONNX */
   const char* op_type;
-  int32_t since_version; /* first opset it handles */
-  int32_t until_version; /* last opset it handles, 0 = no upper bound */
-  uint32_t dtypes;       /* ENP_DTYPE_BIT mask of supported element types */
+  int32_t since_version;   /* first opset it handles */
+  int32_t until_version;   /* last opset it handles, 0 = no upper bound */
+  uint32_t dtypes;         /* ENP_DTYPE_BIT mask of supported element types */
   const char* constraints; /* human-readable, "" if none */
 } enp_op_support_t;
 
@@ -353,17 +335,15 @@ typedef struct enp_backend_v1_t {
   enp_status_t* (*list_devices)(enp_device_list_t* out);
   /* Reports, for every node of `graph`, whether this backend can lower it
    * and, if not, why. */
-  enp_status_t* (*query)(const enp_graph_t* graph, const enp_kv_t* options,
-                         uint64_t n_options, enp_support_report_t* out);
+  enp_status_t* (*query)(const enp_graph_t* graph, const enp_kv_t* options, uint64_t n_options,
+                         enp_support_report_t* out);
   /* Lowers `graph` into artifact files. The host writes the manifest. */
-  enp_status_t* (*lower)(const enp_graph_t* graph, const enp_kv_t* options,
-                         uint64_t n_options, enp_artifact_writer_t* out);
+  enp_status_t* (*lower)(const enp_graph_t* graph, const enp_kv_t* options, uint64_t n_options,
+                         enp_artifact_writer_t* out);
   /* Runs an artifact this backend lowered on `inputs`; every graph output
    * goes to `outputs`. */
-  enp_status_t* (*run)(enp_artifact_reader_t* artifact,
-                       const enp_kv_t* options, uint64_t n_options,
-                       const enp_tensor_t* inputs, uint64_t n_inputs,
-                       enp_tensor_list_t* outputs);
+  enp_status_t* (*run)(enp_artifact_reader_t* artifact, const enp_kv_t* options, uint64_t n_options,
+                       const enp_tensor_t* inputs, uint64_t n_inputs, enp_tensor_list_t* outputs);
 } enp_backend_v1_t;
 
 typedef struct enp_plugin_v1_t {

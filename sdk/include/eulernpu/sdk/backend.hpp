@@ -29,16 +29,13 @@ class ArtifactWriter {
  public:
   explicit ArtifactWriter(enp_artifact_writer_t* w) : w_(w) {}
   void write_file(const std::string& path, std::string_view bytes) {
-    check(host_api()->artifact_write_file(w_, path.c_str(), bytes.data(),
-                                          bytes.size()));
+    check(host_api()->artifact_write_file(w_, path.c_str(), bytes.data(), bytes.size()));
   }
-  void write_tensors(const std::string& path,
-                     const std::vector<OwnedTensor>& tensors) {
+  void write_tensors(const std::string& path, const std::vector<OwnedTensor>& tensors) {
     std::vector<enp_tensor_t> views;
     views.reserve(tensors.size());
     for (const OwnedTensor& t : tensors) views.push_back(t.view());
-    check(host_api()->artifact_write_tensors(w_, path.c_str(), views.data(),
-                                             views.size()));
+    check(host_api()->artifact_write_tensors(w_, path.c_str(), views.data(), views.size()));
   }
 
  private:
@@ -58,8 +55,7 @@ class ArtifactReader {
   std::span<const enp_tensor_t> read_tensors(const std::string& path) {
     const enp_tensor_t* tensors = nullptr;
     uint64_t count = 0;
-    check(host_api()->artifact_read_tensors(r_, path.c_str(), &tensors,
-                                            &count));
+    check(host_api()->artifact_read_tensors(r_, path.c_str(), &tensors, &count));
     return {tensors, count};
   }
 
@@ -71,8 +67,7 @@ class SupportReport {
  public:
   explicit SupportReport(enp_support_report_t* r) : r_(r) {}
   void node(uint64_t index, bool supported, const std::string& reason = {}) {
-    check(host_api()->support_report_node(r_, index, supported ? 1 : 0,
-                                          reason.c_str()));
+    check(host_api()->support_report_node(r_, index, supported ? 1 : 0, reason.c_str()));
   }
 
  private:
@@ -99,14 +94,11 @@ class Backend {
   // the ops it lowers, alive as long as the library (a static table).
   // Target devices; the default is one device, "host", single mode.
   virtual std::vector<DeviceInfo> devices() {
-    return {{"host", "the machine eulernpu runs on", {"single"}, "single",
-             "builtin"}};
+    return {{"host", "the machine eulernpu runs on", {"single"}, "single", "builtin"}};
   }
   // Per node: can this backend lower it, and if not, why.
-  virtual void query(const GraphView& graph, const Options& options,
-                     SupportReport& report) = 0;
-  virtual void lower(const GraphView& graph, const Options& options,
-                     ArtifactWriter& out) = 0;
+  virtual void query(const GraphView& graph, const Options& options, SupportReport& report) = 0;
+  virtual void lower(const GraphView& graph, const Options& options, ArtifactWriter& out) = 0;
   virtual void run(ArtifactReader& artifact, const Options& options,
                    std::span<const enp_tensor_t> inputs, OutputSink& out) = 0;
 };
@@ -137,28 +129,27 @@ struct BackendTrampolines {
       }
     });
   }
-  static enp_status_t* query(const enp_graph_t* g, const enp_kv_t* kv,
-                             uint64_t n, enp_support_report_t* out) {
+  static enp_status_t* query(const enp_graph_t* g, const enp_kv_t* kv, uint64_t n,
+                             enp_support_report_t* out) {
     return guard([&] {
       SupportReport report(out);
       backend_instance<B>().query(GraphView(g), Options(kv, n), report);
     });
   }
-  static enp_status_t* lower(const enp_graph_t* g, const enp_kv_t* kv,
-                             uint64_t n, enp_artifact_writer_t* out) {
+  static enp_status_t* lower(const enp_graph_t* g, const enp_kv_t* kv, uint64_t n,
+                             enp_artifact_writer_t* out) {
     return guard([&] {
       ArtifactWriter writer(out);
       backend_instance<B>().lower(GraphView(g), Options(kv, n), writer);
     });
   }
-  static enp_status_t* run(enp_artifact_reader_t* a, const enp_kv_t* kv,
-                           uint64_t n, const enp_tensor_t* inputs,
-                           uint64_t n_inputs, enp_tensor_list_t* outputs) {
+  static enp_status_t* run(enp_artifact_reader_t* a, const enp_kv_t* kv, uint64_t n,
+                           const enp_tensor_t* inputs, uint64_t n_inputs,
+                           enp_tensor_list_t* outputs) {
     return guard([&] {
       ArtifactReader reader(a);
       OutputSink sink(outputs);
-      backend_instance<B>().run(reader, Options(kv, n), {inputs, n_inputs},
-                                sink);
+      backend_instance<B>().run(reader, Options(kv, n), {inputs, n_inputs}, sink);
     });
   }
   static enp_status_t* initialize(const enp_host_api_t* host) {
@@ -168,8 +159,7 @@ struct BackendTrampolines {
 };
 
 template <typename B>
-const enp_plugin_header_t* backend_descriptor(const char* name,
-                                              const char* version,
+const enp_plugin_header_t* backend_descriptor(const char* name, const char* version,
                                               const char* description) {
   using T = BackendTrampolines<B>;
   static const std::vector<enp_op_support_t>& ops = B::static_ops();
@@ -181,8 +171,7 @@ const enp_plugin_header_t* backend_descriptor(const char* name,
                                         &T::lower,
                                         &T::run};
   static const enp_plugin_v1_t plugin{
-      {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_BACKEND, 0, name, version,
-       description},
+      {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_BACKEND, 0, name, version, description},
       sizeof(enp_plugin_v1_t),
       &T::initialize,
       nullptr,
@@ -197,8 +186,7 @@ const enp_plugin_header_t* backend_descriptor(const char* name,
 // Defines the plugin's exported entry point. `Class` derives from
 // eulernpu::sdk::Backend, is default-constructible and has a static
 // `static_ops()` (see Backend).
-#define ENP_BACKEND_PLUGIN(Class, name, version, description)              \
-  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) { \
-    return ::eulernpu::sdk::detail::backend_descriptor<Class>(             \
-        name, version, description);                                        \
+#define ENP_BACKEND_PLUGIN(Class, name, version, description)                              \
+  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) {                \
+    return ::eulernpu::sdk::detail::backend_descriptor<Class>(name, version, description); \
   }

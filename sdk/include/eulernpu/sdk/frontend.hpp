@@ -19,16 +19,12 @@ namespace eulernpu::sdk {
 class GraphBuilder {
  public:
   explicit GraphBuilder(enp_graph_builder_t* b) : b_(b) {}
-  void set_name(const std::string& name) {
-    check(host_api()->graph_set_name(b_, name.c_str()));
-  }
-  void add_input(const std::string& name, int32_t dtype,
-                 const std::vector<int64_t>& dims) {
+  void set_name(const std::string& name) { check(host_api()->graph_set_name(b_, name.c_str())); }
+  void add_input(const std::string& name, int32_t dtype, const std::vector<int64_t>& dims) {
     enp_tensor_t t = type_only(name, dtype, dims);
     check(host_api()->graph_add_input(b_, &t));
   }
-  void add_output(const std::string& name, int32_t dtype,
-                  const std::vector<int64_t>& dims) {
+  void add_output(const std::string& name, int32_t dtype, const std::vector<int64_t>& dims) {
     enp_tensor_t t = type_only(name, dtype, dims);
     check(host_api()->graph_add_output(b_, &t));
   }
@@ -40,9 +36,7 @@ class GraphBuilder {
   void add_initializer(const enp_tensor_t& tensor) {
     check(host_api()->graph_add_initializer(b_, &tensor));
   }
-  void add_node(const enp_node_t& node) {
-    check(host_api()->graph_add_node(b_, &node));
-  }
+  void add_node(const enp_node_t& node) { check(host_api()->graph_add_node(b_, &node)); }
   void set_opset(const std::string& domain, int64_t version) {
     check(host_api()->graph_set_opset(b_, domain.c_str(), version));
   }
@@ -55,8 +49,12 @@ class GraphBuilder {
                                 const std::vector<int64_t>& dims) {
     // dims.data() may be NULL for a scalar; NULL would mean "unknown shape".
     static const int64_t kScalar = 0;
-    return enp_tensor_t{name.c_str(), dtype, static_cast<uint32_t>(dims.size()),
-                        dims.empty() ? &kScalar : dims.data(), nullptr, 0};
+    return enp_tensor_t{name.c_str(),
+                        dtype,
+                        static_cast<uint32_t>(dims.size()),
+                        dims.empty() ? &kScalar : dims.data(),
+                        nullptr,
+                        0};
   }
   enp_graph_builder_t* b_;
 };
@@ -71,8 +69,7 @@ struct FrontendRequest {
 class Frontend {
  public:
   virtual ~Frontend() = default;
-  virtual void import_model(const FrontendRequest& request,
-                            GraphBuilder& out) = 0;
+  virtual void import_model(const FrontendRequest& request, GraphBuilder& out) = 0;
 };
 
 namespace detail {
@@ -85,14 +82,12 @@ F& frontend_instance() {
 
 template <typename F>
 struct FrontendTrampolines {
-  static enp_status_t* import_model(const enp_frontend_request_t* r,
-                                    enp_graph_builder_t* out) {
+  static enp_status_t* import_model(const enp_frontend_request_t* r, enp_graph_builder_t* out) {
     return guard([&] {
-      FrontendRequest request{
-          r->model_path,
-          r->weights_path ? r->weights_path : "",
-          {r->weights, r->n_weights},
-          Options(r->options, r->n_options)};
+      FrontendRequest request{r->model_path,
+                              r->weights_path ? r->weights_path : "",
+                              {r->weights, r->n_weights},
+                              Options(r->options, r->n_options)};
       GraphBuilder builder(out);
       frontend_instance<F>().import_model(request, builder);
     });
@@ -104,19 +99,15 @@ struct FrontendTrampolines {
 };
 
 template <typename F, typename... Ext>
-const enp_plugin_header_t* frontend_descriptor(const char* name,
-                                               const char* version,
-                                               const char* description,
-                                               const char* format,
+const enp_plugin_header_t* frontend_descriptor(const char* name, const char* version,
+                                               const char* description, const char* format,
                                                Ext... extensions) {
   using T = FrontendTrampolines<F>;
   static const char* const exts[] = {extensions...};
-  static const enp_frontend_v1_t frontend{
-      sizeof(enp_frontend_v1_t), format, exts,
-      static_cast<uint32_t>(sizeof...(Ext)), &T::import_model};
+  static const enp_frontend_v1_t frontend{sizeof(enp_frontend_v1_t), format, exts,
+                                          static_cast<uint32_t>(sizeof...(Ext)), &T::import_model};
   static const enp_plugin_v1_t plugin{
-      {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_FRONTEND, 0, name, version,
-       description},
+      {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_FRONTEND, 0, name, version, description},
       sizeof(enp_plugin_v1_t),
       &T::initialize,
       &frontend,
@@ -128,8 +119,8 @@ const enp_plugin_header_t* frontend_descriptor(const char* name,
 }  // namespace detail
 }  // namespace eulernpu::sdk
 
-#define ENP_FRONTEND_PLUGIN(Class, name, version, description, format, ...) \
-  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) {  \
-    return ::eulernpu::sdk::detail::frontend_descriptor<Class>(             \
-        name, version, description, format, __VA_ARGS__);                   \
+#define ENP_FRONTEND_PLUGIN(Class, name, version, description, format, ...)                        \
+  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) {                        \
+    return ::eulernpu::sdk::detail::frontend_descriptor<Class>(name, version, description, format, \
+                                                               __VA_ARGS__);                       \
   }

@@ -19,36 +19,55 @@ inline size_t dtype_size(int32_t dtype) {
   switch (dtype) {
     case ENP_DTYPE_FLOAT32:
     case ENP_DTYPE_INT32:
-    case ENP_DTYPE_UINT32: return 4;
+    case ENP_DTYPE_UINT32:
+      return 4;
     case ENP_DTYPE_UINT8:
     case ENP_DTYPE_INT8:
-    case ENP_DTYPE_BOOL: return 1;
+    case ENP_DTYPE_BOOL:
+      return 1;
     case ENP_DTYPE_UINT16:
     case ENP_DTYPE_INT16:
-    case ENP_DTYPE_FLOAT16: return 2;
+    case ENP_DTYPE_FLOAT16:
+      return 2;
     case ENP_DTYPE_INT64:
     case ENP_DTYPE_FLOAT64:
-    case ENP_DTYPE_UINT64: return 8;
-    default: return 0;
+    case ENP_DTYPE_UINT64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 inline const char* dtype_name(int32_t dtype) {
   switch (dtype) {
-    case ENP_DTYPE_FLOAT32: return "float32";
-    case ENP_DTYPE_UINT8: return "uint8";
-    case ENP_DTYPE_INT8: return "int8";
-    case ENP_DTYPE_UINT16: return "uint16";
-    case ENP_DTYPE_INT16: return "int16";
-    case ENP_DTYPE_INT32: return "int32";
-    case ENP_DTYPE_INT64: return "int64";
-    case ENP_DTYPE_STRING: return "string";
-    case ENP_DTYPE_BOOL: return "bool";
-    case ENP_DTYPE_FLOAT16: return "float16";
-    case ENP_DTYPE_FLOAT64: return "float64";
-    case ENP_DTYPE_UINT32: return "uint32";
-    case ENP_DTYPE_UINT64: return "uint64";
-    default: return "undefined";
+    case ENP_DTYPE_FLOAT32:
+      return "float32";
+    case ENP_DTYPE_UINT8:
+      return "uint8";
+    case ENP_DTYPE_INT8:
+      return "int8";
+    case ENP_DTYPE_UINT16:
+      return "uint16";
+    case ENP_DTYPE_INT16:
+      return "int16";
+    case ENP_DTYPE_INT32:
+      return "int32";
+    case ENP_DTYPE_INT64:
+      return "int64";
+    case ENP_DTYPE_STRING:
+      return "string";
+    case ENP_DTYPE_BOOL:
+      return "bool";
+    case ENP_DTYPE_FLOAT16:
+      return "float16";
+    case ENP_DTYPE_FLOAT64:
+      return "float64";
+    case ENP_DTYPE_UINT32:
+      return "uint32";
+    case ENP_DTYPE_UINT64:
+      return "uint64";
+    default:
+      return "undefined";
   }
 }
 
@@ -95,18 +114,14 @@ class TensorView {
 class NodeView {
  public:
   explicit NodeView(const enp_node_t* n) : n_(n) {}
-  std::string_view name() const { return n_->name; }
-  std::string_view op_type() const { return n_->op_type; }
-  std::string_view domain() const { return n_->domain; }
+  std::string_view name() const { return n_->name ? n_->name : ""; }
+  std::string_view op_type() const { return n_->op_type ? n_->op_type : ""; }
+  std::string_view domain() const { return n_->domain ? n_->domain : ""; }
   size_t input_count() const { return n_->n_inputs; }
   size_t output_count() const { return n_->n_outputs; }
   // "" for an omitted optional input, and for indexes past the end.
-  std::string_view input(size_t i) const {
-    return i < n_->n_inputs ? n_->inputs[i] : "";
-  }
-  std::string_view output(size_t i) const {
-    return i < n_->n_outputs ? n_->outputs[i] : "";
-  }
+  std::string_view input(size_t i) const { return i < n_->n_inputs ? n_->inputs[i] : ""; }
+  std::string_view output(size_t i) const { return i < n_->n_outputs ? n_->outputs[i] : ""; }
 
   const enp_attribute_t* find_attribute(std::string_view name) const {
     for (uint32_t i = 0; i < n_->n_attributes; ++i) {
@@ -124,18 +139,14 @@ class NodeView {
   }
   std::string attr_string(std::string_view name, std::string fallback) const {
     const enp_attribute_t* a = find_attribute(name);
-    return a && a->type == ENP_ATTR_STRING ? std::string(a->s, a->s_size)
-                                           : fallback;
+    return a && a->type == ENP_ATTR_STRING ? std::string(a->s, a->s_size) : fallback;
   }
-  std::vector<int64_t> attr_ints(std::string_view name,
-                                 std::vector<int64_t> fallback = {}) const {
+  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> fallback = {}) const {
     const enp_attribute_t* a = find_attribute(name);
     if (!a || a->type != ENP_ATTR_INTS) return fallback;
     return {a->ints, a->ints + a->count};
   }
-  std::span<const enp_attribute_t> attributes() const {
-    return {n_->attributes, n_->n_attributes};
-  }
+  std::span<const enp_attribute_t> attributes() const { return {n_->attributes, n_->n_attributes}; }
   const enp_node_t* raw() const { return n_; }
 
  private:
@@ -148,21 +159,13 @@ class GraphView {
   std::string_view name() const { return g_->name ? g_->name : ""; }
   size_t node_count() const { return g_->n_nodes; }
   NodeView node(size_t i) const { return NodeView(&g_->nodes[i]); }
-  std::span<const enp_tensor_t> inputs() const {
-    return {g_->inputs, g_->n_inputs};
-  }
-  std::span<const enp_tensor_t> outputs() const {
-    return {g_->outputs, g_->n_outputs};
-  }
+  std::span<const enp_tensor_t> inputs() const { return {g_->inputs, g_->n_inputs}; }
+  std::span<const enp_tensor_t> outputs() const { return {g_->outputs, g_->n_outputs}; }
   std::span<const enp_tensor_t> initializers() const {
     return {g_->initializers, g_->n_initializers};
   }
-  std::span<const enp_tensor_t> value_infos() const {
-    return {g_->value_infos, g_->n_value_infos};
-  }
-  std::span<const enp_kv_t> metadata() const {
-    return {g_->metadata, g_->n_metadata};
-  }
+  std::span<const enp_tensor_t> value_infos() const { return {g_->value_infos, g_->n_value_infos}; }
+  std::span<const enp_kv_t> metadata() const { return {g_->metadata, g_->n_metadata}; }
 
   // The initializer called `name`, if any.
   std::optional<TensorView> initializer(std::string_view name) const {
@@ -226,8 +229,8 @@ struct OwnedTensor {
 
   // A borrowed enp_tensor_t over this tensor, valid while it is alive.
   enp_tensor_t view() const {
-    return enp_tensor_t{name.c_str(), dtype, static_cast<uint32_t>(dims.size()),
-                        dims.data(), bytes.data(), bytes.size()};
+    return enp_tensor_t{name.c_str(), dtype,        static_cast<uint32_t>(dims.size()),
+                        dims.data(),  bytes.data(), bytes.size()};
   }
 };
 

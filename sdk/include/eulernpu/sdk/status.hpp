@@ -23,8 +23,8 @@ inline const enp_host_api_t*& host_api() {
 // where it happened, and how to fix it. Throw it from plugin code.
 class Error : public std::runtime_error {
  public:
-  Error(enp_status_code_t code, std::string title, std::string where,
-        std::string fix, std::string see = {})
+  Error(enp_status_code_t code, std::string title, std::string where, std::string fix,
+        std::string see = {})
       : std::runtime_error(title),
         code_(code),
         title_(std::move(title)),
@@ -61,8 +61,7 @@ inline void check(enp_status_t* status) {
 }
 
 inline enp_status_t* make_status(const Error& e) {
-  return host_api()->status_new(e.code(), e.title().c_str(),
-                                e.where().c_str(), e.fix().c_str(),
+  return host_api()->status_new(e.code(), e.title().c_str(), e.where().c_str(), e.fix().c_str(),
                                 e.see().empty() ? nullptr : e.see().c_str());
 }
 
@@ -82,17 +81,15 @@ enp_status_t* guard(Fn&& fn) noexcept {
                                   "a plugin could not allocate memory",
                                   "use a smaller model or input", nullptr);
   } catch (const std::exception& e) {
-    return host_api()->status_new(ENP_INTERNAL, "internal plugin error",
-                                  e.what(), "report this as a bug", nullptr);
+    return host_api()->status_new(ENP_INTERNAL, "internal plugin error", e.what(),
+                                  "report this as a bug", nullptr);
   } catch (...) {
-    return host_api()->status_new(ENP_INTERNAL, "internal plugin error",
-                                  "unknown exception", "report this as a bug",
-                                  nullptr);
+    return host_api()->status_new(ENP_INTERNAL, "internal plugin error", "unknown exception",
+                                  "report this as a bug", nullptr);
   }
 }
 
-inline void log(enp_log_level_t level, const char* plugin,
-                const std::string& message) {
+inline void log(enp_log_level_t level, const char* plugin, const std::string& message) {
   host_api()->log(level, plugin, message.c_str());
 }
 
