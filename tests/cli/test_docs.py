@@ -5,7 +5,9 @@ commands (a trailing backslash continues them), run from the repository root
 with the built eulernpu first on PATH. The lines after a command are its
 expected output: each must appear, in order, as a line of what the command
 printed; a line "..." skips any number of lines. If the expected output has an
-"error: " line the command must fail, otherwise it must succeed.
+"error: " line the command must fail, otherwise it must succeed. Paths under
+/tmp/ in commands and output are moved into a fresh directory of this run,
+so runs never see each other's files.
 
 Blocks of other languages (```sh for the quick-start scripts, ```yaml, ...)
 are not run here: the quick-start commands are what CI itself runs.
@@ -15,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from harness import EULERNPU, SOURCE_DIR
@@ -93,9 +96,16 @@ class DocsCommandsTest(unittest.TestCase):
         env["PATH"] = os.path.dirname(EULERNPU) + os.pathsep + env["PATH"]
         env.pop("EULERNPU_PLUGIN_PATH", None)
         ran = 0
+        scratch = tempfile.mkdtemp(prefix="eulernpu-docs-")
+        self.addCleanup(shutil.rmtree, scratch, ignore_errors=True)
+
+        def isolate(text):
+            return text.replace("/tmp/", scratch + "/")
+
         for doc in docs:
             for start, body in console_blocks(doc):
                 for cmd, expected in commands(body):
+                    cmd, expected = isolate(cmd), [isolate(l) for l in expected]
                     with self.subTest(doc=os.path.relpath(doc, SOURCE_DIR), line=start, cmd=cmd):
                         r = subprocess.run(["bash", "-c", cmd], cwd=SOURCE_DIR, env=env,
                                            capture_output=True, text=True, timeout=600)
