@@ -33,6 +33,12 @@ class GraphBuilder {
     enp_tensor_t t{name.c_str(), dtype, 0, nullptr, nullptr, 0};
     check(host_api()->graph_add_output(b_, &t));
   }
+  // Type-only values as views (dims == NULL: shape unknown).
+  void add_input(const enp_tensor_t& value) { check(host_api()->graph_add_input(b_, &value)); }
+  void add_output(const enp_tensor_t& value) { check(host_api()->graph_add_output(b_, &value)); }
+  void add_value_info(const enp_tensor_t& value) {
+    check(host_api()->graph_add_value_info(b_, &value));
+  }
   void add_initializer(const enp_tensor_t& tensor) {
     check(host_api()->graph_add_initializer(b_, &tensor));
   }

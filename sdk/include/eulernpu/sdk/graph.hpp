@@ -215,6 +215,17 @@ class Options {
   std::string get(std::string_view key, std::string fallback) const {
     return find(key).value_or(std::move(fallback));
   }
+  // Every option whose key starts with `prefix`, the prefix removed.
+  std::vector<std::pair<std::string, std::string>> with_prefix(std::string_view prefix) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const enp_kv_t& e : kv_) {
+      const std::string_view key = e.key;
+      if (key.substr(0, prefix.size()) == prefix) {
+        out.emplace_back(std::string(key.substr(prefix.size())), e.value);
+      }
+    }
+    return out;
+  }
 
  private:
   std::span<const enp_kv_t> kv_;

@@ -1,0 +1,268 @@
+// Rules of elementwise ops: unary math and activations keep their input's
+// type; binary and variadic ops broadcast numpy-style; comparisons give bool.
+#include <cmath>
+#include <cstring>
+
+#include "op_rules.hpp"
+
+namespace eulernpu::host::ir {
+namespace {
+
+void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
+
+// Broadcast of every present input, with `dtype` (or the first input's).
+void broadcast_all(InferContext& ctx, DType dtype = DType::kUndefined) {
+  ValueType out = ctx.input(0);
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const ValueType& t = ctx.input(i);
+    if (!out.known || !t.known) {
+      out.known = false;
+      out.dims.clear();
+      continue;
+    }
+    auto b = broadcast_shapes(out.dims, t.dims);
+    if (!b) {
+      ctx.fail("inputs of shapes " + shape_string(out.dims) + " and " + shape_string(t.dims) +
+               " do not broadcast");
+    }
+    out.dims = *b;
+  }
+  if (dtype != DType::kUndefined) out.dtype = dtype;
+  ctx.set_output(0, out);
+}
+
+void broadcast_any_dtype(InferContext& ctx) { broadcast_all(ctx); }
+
+void broadcast_same_dtype(InferContext& ctx) {
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i) && ctx.input(i).dtype != ctx.input(0).dtype) {
+      ctx.fail(std::string("inputs have different dtypes: ") + dtype_name(ctx.input(0).dtype) +
+               " and " + dtype_name(ctx.input(i).dtype));
+    }
+  }
+  broadcast_all(ctx);
+}
+
+void compare(InferContext& ctx) { broadcast_all(ctx, DType::kBool); }
+
+// Where(cond, x, y): broadcast of all three, x's dtype.
+void where(InferContext& ctx) {
+  broadcast_all(ctx);
+  ValueType out = ctx.outputs()[0];
+  out.dtype = ctx.input(1).dtype;
+  ctx.set_output(0, out);
+}
+
+void cast(InferContext& ctx) {
+  ValueType out = ctx.input(0);
+  out.dtype = static_cast<DType>(ctx.attr_int("to", 0));
+  if (dtype_size(out.dtype) == 0) ctx.fail("Cast to an unsupported dtype");
+  ctx.set_output(0, out);
+}
+
+void cast_like(InferContext& ctx) {
+  ValueType out = ctx.input(0);
+  out.dtype = ctx.input(1).dtype;
+  ctx.set_output(0, out);
+}
+
+// Dropout in inference: output = input; the optional mask is bool.
+void dropout(InferContext& ctx) {
+  ctx.set_output(0, ctx.input(0));
+  if (ctx.output_count() > 1) {
+    ValueType mask = ctx.input(0);
+    mask.dtype = DType::kBool;
+    ctx.set_output(1, mask);
+  }
+}
+
+// --- folding (shape arithmetic: small int64/int32/float tensors) ----------
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  std::vector<T> v(t.element_count());
+  std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
+  return v;
+}
+
+template <typename T>
+Tensor make(const ValueType& type, const std::vector<T>& v) {
+  Tensor t;
+  t.dtype = type.dtype;
+  t.shape = type.dims;
+  t.data.resize(v.size() * sizeof(T));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+// Flat index of the broadcast source element for output index `i`.
+uint64_t source_index(uint64_t i, const std::vector<int64_t>& out, const std::vector<int64_t>& in) {
+  uint64_t src = 0, stride = 1;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const size_t d = out.size() - 1 - k;
+    const uint64_t coord = i % static_cast<uint64_t>(out[d]);
+    i /= static_cast<uint64_t>(out[d]);
+    if (k < in.size()) {
+      const int64_t dim = in[in.size() - 1 - k];
+      if (dim != 1) src += coord * stride;
+      stride *= static_cast<uint64_t>(dim);
+    }
+  }
+  return src;
+}
+
+template <typename T, typename R, typename F>
+std::vector<Tensor> binary_fold(InferContext& ctx, F f) {
+  const auto a = values<T>(*ctx.constant(0));
+  const auto b = values<T>(*ctx.constant(1));
+  const ValueType& out = ctx.outputs()[0];
+  std::vector<R> r(out.element_count());
+  for (uint64_t i = 0; i < r.size(); ++i) {
+    r[i] = static_cast<R>(f(a[source_index(i, out.dims, ctx.input(0).dims)],
+                            b[source_index(i, out.dims, ctx.input(1).dims)]));
+  }
+  return {make(out, r)};
+}
+
+// Integer and float arithmetic as exporters use it on shapes. Integer
+// division truncates like numpy's for the non-negative sizes shapes hold.
+template <char Op>
+std::optional<std::vector<Tensor>> arith_fold(InferContext& ctx) {
+  auto f = [](auto x, auto y) {
+    if constexpr (Op == '+') return x + y;
+    if constexpr (Op == '-') return x - y;
+    if constexpr (Op == '*') return x * y;
+    if constexpr (Op == '/') return y == 0 ? decltype(x){0} : x / y;
+  };
+  switch (ctx.input(0).dtype) {
+    case DType::kInt64: return binary_fold<int64_t, int64_t>(ctx, f);
+    case DType::kInt32: return binary_fold<int32_t, int32_t>(ctx, f);
+    case DType::kFloat32:
+      if constexpr (Op == '/') {
+        return binary_fold<float, float>(ctx, [](float x, float y) { return x / y; });
+      } else {
+        return binary_fold<float, float>(ctx, f);
+      }
+    default: return std::nullopt;
+  }
+}
+
+template <char Op>
+std::optional<std::vector<Tensor>> compare_fold(InferContext& ctx) {
+  auto f = [](auto x, auto y) -> uint8_t {
+    if constexpr (Op == '=') return x == y;
+    if constexpr (Op == '<') return x < y;
+    if constexpr (Op == '>') return x > y;
+  };
+  switch (ctx.input(0).dtype) {
+    case DType::kInt64: return binary_fold<int64_t, uint8_t>(ctx, f);
+    case DType::kInt32: return binary_fold<int32_t, uint8_t>(ctx, f);
+    case DType::kFloat32: return binary_fold<float, uint8_t>(ctx, f);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::vector<Tensor>> identity_fold(InferContext& ctx) {
+  Tensor t = *ctx.constant(0);
+  return std::vector<Tensor>{std::move(t)};
+}
+
+std::optional<std::vector<Tensor>> neg_fold(InferContext& ctx) {
+  if (ctx.input(0).dtype != DType::kInt64) return std::nullopt;
+  auto v = values<int64_t>(*ctx.constant(0));
+  for (auto& x : v) x = -x;
+  return std::vector<Tensor>{make(ctx.outputs()[0], v)};
+}
+
+template <typename To>
+std::vector<To> convert(const Tensor& t) {
+  std::vector<To> out;
+  const uint64_t n = t.element_count();
+  for (uint64_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case DType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, t.data.data() + 8 * i, 8);
+        out.push_back(static_cast<To>(v));
+        break;
+      }
+      case DType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, t.data.data() + 4 * i, 4);
+        out.push_back(static_cast<To>(v));
+        break;
+      }
+      case DType::kFloat32: {
+        float v;
+        std::memcpy(&v, t.data.data() + 4 * i, 4);
+        out.push_back(static_cast<To>(v));
+        break;
+      }
+      case DType::kBool: out.push_back(static_cast<To>(t.data[i] != 0)); break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<Tensor>> cast_fold(InferContext& ctx) {
+  const Tensor& in = *ctx.constant(0);
+  const ValueType& out = ctx.outputs()[0];
+  const DType from = in.dtype;
+  if (from != DType::kInt64 && from != DType::kInt32 && from != DType::kFloat32 &&
+      from != DType::kBool) {
+    return std::nullopt;
+  }
+  switch (out.dtype) {
+    case DType::kInt64: return std::vector<Tensor>{make(out, convert<int64_t>(in))};
+    case DType::kInt32: return std::vector<Tensor>{make(out, convert<int32_t>(in))};
+    case DType::kFloat32:
+      if (from == DType::kFloat32) return std::vector<Tensor>{in};
+      // int -> float rounds like a C cast, as numpy's astype does.
+      return std::vector<Tensor>{make(out, convert<float>(in))};
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<OpRule> elementwise_rules() {
+  std::vector<OpRule> rules;
+  for (const char* op :
+       {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Exp",
+        "Log", "Sqrt", "Reciprocal", "Abs", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan",
+        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign",
+        "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf", "Not",
+        "Softmax", "LogSoftmax", "Hardmax", "Clip", "BatchNormalization",
+        "LayerNormalization", "InstanceNormalization", "LpNormalization",
+        "MeanVarianceNormalization", "LRN", "Trilu", "BitwiseNot"}) {
+    rules.push_back({op, &same_as_input, nullptr});
+  }
+  rules.push_back({"Identity", &same_as_input, &identity_fold});
+  rules.push_back({"Neg", &same_as_input, &neg_fold});
+  rules.push_back({"Add", &broadcast_same_dtype, &arith_fold<'+'>});
+  rules.push_back({"Sub", &broadcast_same_dtype, &arith_fold<'-'>});
+  rules.push_back({"Mul", &broadcast_same_dtype, &arith_fold<'*'>});
+  rules.push_back({"Div", &broadcast_same_dtype, &arith_fold<'/'>});
+  for (const char* op : {"Pow", "PRelu", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr",
+                         "BitwiseXor"}) {
+    rules.push_back({op, &broadcast_any_dtype, nullptr});
+  }
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
+    rules.push_back({op, &broadcast_same_dtype, nullptr});
+  }
+  rules.push_back({"Equal", &compare, &compare_fold<'='>});
+  rules.push_back({"Less", &compare, &compare_fold<'<'>});
+  rules.push_back({"Greater", &compare, &compare_fold<'>'>});
+  for (const char* op : {"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}) {
+    rules.push_back({op, &compare, nullptr});
+  }
+  rules.push_back({"Where", &where, nullptr});
+  rules.push_back({"Cast", &cast, &cast_fold});
+  rules.push_back({"CastLike", &cast_like, nullptr});
+  rules.push_back({"Dropout", &dropout, nullptr});
+  return rules;
+}
+
+}  // namespace eulernpu::host::ir
