@@ -99,10 +99,16 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
     buffers[name] = Buffer{it->second.dtype, it->second.shape, base + offset};
   }
 
-  // Weights stay where the host read them.
+  // Weights stay where the host read them. Tensor attributes of nodes are
+  // stored beside them as "<node>::<attribute>".
+  std::map<std::string, Buffer> attribute_tensors;
   for (const enp_tensor_t& w : artifact.read_tensors(kWeightsFile)) {
     auto it = tensors.find(w.name);
     const sdk::TensorView v(&w);
+    if (it == tensors.end() && std::string_view(w.name).find("::") != std::string_view::npos) {
+      attribute_tensors[w.name] = Buffer{w.dtype, v.shape(), const_cast<void*>(w.data)};
+      continue;
+    }
     if (it == tensors.end() || it->second.dtype != w.dtype || it->second.shape != v.shape()) {
       corrupt("weight '" + std::string(w.name) + "' does not match graph.json");
     }
@@ -149,6 +155,13 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
     for (const auto& name : n.value("outputs", json::array())) outs.push_back(lookup(name));
     const json& attrs = n.contains("attributes") ? n["attributes"] : empty;
     KernelContext ctx{attrs, ins, outs, opset};
+    ctx.threads = threads > 0 ? threads : 1;
+    ctx.lookup = [](const void* state, const std::string& key) -> const Buffer* {
+      const auto& m = *static_cast<const std::map<std::string, Buffer>*>(state);
+      auto it = m.find(key);
+      return it == m.end() ? nullptr : &it->second;
+    };
+    ctx.lookup_state = &attribute_tensors;
     entry->kernel(ctx);
   }
 

@@ -37,6 +37,11 @@ std::optional<std::string> value_problem(const sdk::GraphView& g, std::string_vi
   return std::nullopt;
 }
 
+// Key under which a node's tensor attribute is stored with the weights.
+std::string attribute_key(const sdk::NodeView& node, const char* attr) {
+  return std::string(node.name()) + "::" + attr;
+}
+
 ordered_json attributes_json(const sdk::NodeView& node) {
   ordered_json j = ordered_json::object();
   for (const enp_attribute_t& a : node.attributes()) {
@@ -118,14 +123,14 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
         i < node.input_count() ? node.input(i) : node.output(i - node.input_count());
     if (name.empty()) continue;
     if (auto problem = value_problem(graph, name)) return problem;
-    const int32_t dtype = graph.value(name)->dtype();
+  }
+  const std::string_view first = node.input_count() > 0 ? node.input(0) : node.output(0);
+  if (!first.empty()) {
+    const int32_t dtype = graph.value(first)->dtype();
     if (!(entry->dtypes & ENP_DTYPE_BIT(dtype))) {
-      return "dtype " + std::string(sdk::dtype_name(dtype)) + " of '" + std::string(name) +
+      return "dtype " + std::string(sdk::dtype_name(dtype)) + " of '" + std::string(first) +
              "' is not supported (" + dtypes_string(entry->dtypes) + " only)";
     }
-  }
-  for (const enp_attribute_t& a : node.attributes()) {
-    if (a.type == ENP_ATTR_TENSOR) return "tensor attributes are not supported";
   }
   if (entry->check) return entry->check(node, graph);
   return std::nullopt;
@@ -183,7 +188,12 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
     jn["attributes"] = attributes_json(n);
     nodes.push_back(jn);
   }
-  for (const auto& name : g["outputs"]) tensors[name.get<std::string>()]["kind"] = "output";
+  // Outputs no node writes (a folded constant, an input passed through).
+  for (const auto& name : g["outputs"]) {
+    const std::string key = name.get<std::string>();
+    if (!tensors.contains(key)) describe(key, weight_names.count(key) ? "weight" : "input");
+    if (tensors[key]["kind"] == "intermediate") tensors[key]["kind"] = "output";
+  }
   g["tensors"] = tensors;
   g["nodes"] = nodes;
 
@@ -214,7 +224,9 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
   for (const std::string& name : order) {
     auto it = live.find(name);
     if (it == live.end()) continue;
-    if (tensors[name]["kind"] == "output") it->second.last = steps;
+    bool is_output = false;
+    for (const auto& o : g["outputs"]) is_output = is_output || o == name;
+    if (is_output) it->second.last = steps;
     it->second.last = std::max(it->second.last, it->second.first);
     buffers.push_back(it->second);
   }
@@ -244,6 +256,15 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
     const sdk::TensorView t = *graph.initializer(name);
     const auto* p = static_cast<const uint8_t*>(t.data());
     weights.push_back({name, t.dtype(), t.shape(), {p, p + t.size_bytes()}});
+  }
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const sdk::NodeView n = graph.node(i);
+    for (const enp_attribute_t& a : n.attributes()) {
+      if (a.type != ENP_ATTR_TENSOR || !a.t) continue;
+      const sdk::TensorView t(a.t);
+      const auto* p = static_cast<const uint8_t*>(t.data());
+      weights.push_back({attribute_key(n, a.name), t.dtype(), t.shape(), {p, p + t.size_bytes()}});
+    }
   }
   out.write_file("graph.json", g.dump(2) + "\n");
   out.write_file("plan.json", plan.dump(2) + "\n");

@@ -1,40 +1,9 @@
 #include "op_table.hpp"
 
-#include "kernels_fp32.hpp"
+#include <algorithm>
+#include <map>
 
 namespace eulernpu::cpu_ref {
-namespace {
-
-constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
-constexpr uint32_t kAny = kF32 | ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
-                          ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64) |
-                          ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
-
-std::optional<std::string> gemm_check(const sdk::NodeView& node, const sdk::GraphView&) {
-  for (const auto& a : node.attributes()) {
-    const std::string_view n = a.name;
-    if (n != "alpha" && n != "beta" && n != "transA" && n != "transB" && n != "broadcast") {
-      return "attribute '" + std::string(n) + "' is not supported";
-    }
-  }
-  return std::nullopt;
-}
-
-const OpEntry kOps[] = {
-    {"Add", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_add},
-    {"Div", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_div},
-    {"Gemm", 7, 0, kF32, "C broadcast to (M, N)", &gemm_check, &f32_gemm},
-    {"Identity", 1, 0, kAny, "", nullptr, &any_identity},
-    {"MatMul", 1, 0, kF32, "batched, numpy broadcasting of batch dims", nullptr, &f32_matmul},
-    {"Mul", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_mul},
-    {"Relu", 6, 0, kF32, "", nullptr, &f32_relu},
-    {"Sigmoid", 6, 0, kF32, "", nullptr, &f32_sigmoid},
-    {"Softmax", 1, 0, kF32, "any axis; accumulates in float64", nullptr, &f32_softmax},
-    {"Sub", 7, 0, kF32, "numpy broadcasting", nullptr, &f32_sub},
-    {"Tanh", 6, 0, kF32, "", nullptr, &f32_tanh},
-};
-
-}  // namespace
 
 int64_t KernelContext::attr_int(const char* name, int64_t fallback) const {
   auto it = attributes.find(name);
@@ -46,10 +15,55 @@ double KernelContext::attr_float(const char* name, double fallback) const {
   return it != attributes.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-std::span<const OpEntry> op_table() { return kOps; }
+std::string KernelContext::attr_string(const char* name, std::string fallback) const {
+  auto it = attributes.find(name);
+  return it != attributes.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+std::vector<int64_t> KernelContext::attr_ints(const char* name,
+                                              std::vector<int64_t> fallback) const {
+  auto it = attributes.find(name);
+  if (it == attributes.end() || !it->is_array()) return fallback;
+  std::vector<int64_t> out;
+  for (const auto& v : *it) out.push_back(v.is_number() ? v.get<int64_t>() : 0);
+  return out;
+}
+
+std::vector<double> KernelContext::attr_floats(const char* name) const {
+  auto it = attributes.find(name);
+  std::vector<double> out;
+  if (it == attributes.end() || !it->is_array()) return out;
+  for (const auto& v : *it) out.push_back(v.is_number() ? v.get<double>() : 0.0);
+  return out;
+}
+
+const Buffer* KernelContext::attr_tensor(const char* name) const {
+  auto it = attributes.find(name);
+  if (it == attributes.end() || !it->is_object() || !it->contains("tensor") || !lookup) {
+    return nullptr;
+  }
+  return lookup(lookup_state, (*it)["tensor"].get<std::string>());
+}
+
+std::span<const OpEntry> op_table() {
+  static const std::vector<OpEntry> table = [] {
+    std::vector<OpEntry> all;
+    for (auto group : {elementwise_ops, norm_ops, nn_ops, conv_ops, pool_ops, resize_ops,
+                       shape_ops, reduce_ops}) {
+      for (const OpEntry& e : group()) all.push_back(e);
+    }
+    // Sorted by op name, then opset: the capability matrix reads in order.
+    std::stable_sort(all.begin(), all.end(), [](const OpEntry& a, const OpEntry& b) {
+      const int c = std::string_view(a.op_type).compare(b.op_type);
+      return c != 0 ? c < 0 : a.since_version < b.since_version;
+    });
+    return all;
+  }();
+  return table;
+}
 
 const OpEntry* find_op(std::string_view op_type, int64_t opset) {
-  for (const OpEntry& e : kOps) {
+  for (const OpEntry& e : op_table()) {
     if (op_type == e.op_type && opset >= e.since_version &&
         (e.until_version == 0 || opset <= e.until_version)) {
       return &e;
@@ -61,7 +75,7 @@ const OpEntry* find_op(std::string_view op_type, int64_t opset) {
 const std::vector<enp_op_support_t>& op_declarations() {
   static const std::vector<enp_op_support_t> decls = [] {
     std::vector<enp_op_support_t> d;
-    for (const OpEntry& e : kOps) {
+    for (const OpEntry& e : op_table()) {
       d.push_back({"", e.op_type, e.since_version, e.until_version, e.dtypes, e.constraints});
     }
     return d;

@@ -15,6 +15,15 @@
 
 namespace eulernpu::cpu_ref {
 
+// Element-type masks for OpEntry::dtypes.
+inline constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
+inline constexpr uint32_t kInts = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_INT32) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT64);
+inline constexpr uint32_t kBool = ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
+inline constexpr uint32_t kAnyDtype = kF32 | kInts | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16) |
+                                      ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
+
 // A tensor in the executor's arena (or a weight in the artifact).
 struct Buffer {
   int32_t dtype = ENP_DTYPE_UNDEFINED;
@@ -32,14 +41,26 @@ struct Buffer {
   }
 };
 
+// Resolves a tensor attribute stored in the artifact's weights.
+using TensorLookup = const Buffer* (*)(const void* state, const std::string& key);
+
 struct KernelContext {
   const nlohmann::json& attributes;
   std::span<const Buffer> inputs;  // dtype UNDEFINED for omitted optionals
   std::span<Buffer> outputs;       // shapes and storage set by the executor
   int64_t opset;
+  int threads = 1;  // worker threads the kernel may use (>= 1)
+  TensorLookup lookup = nullptr;
+  const void* lookup_state = nullptr;
 
+  bool has_attr(const char* name) const { return attributes.contains(name); }
   int64_t attr_int(const char* name, int64_t fallback) const;
   double attr_float(const char* name, double fallback) const;
+  std::string attr_string(const char* name, std::string fallback) const;
+  std::vector<int64_t> attr_ints(const char* name, std::vector<int64_t> fallback = {}) const;
+  std::vector<double> attr_floats(const char* name) const;
+  // A TENSOR attribute (e.g. ConstantOfShape's value); null if absent.
+  const Buffer* attr_tensor(const char* name) const;
   bool has_input(size_t i) const {
     return i < inputs.size() && inputs[i].dtype != ENP_DTYPE_UNDEFINED;
   }
@@ -54,6 +75,8 @@ struct OpEntry {
   const char* op_type;
   int32_t since_version;
   int32_t until_version;  // 0 = open-ended
+  // Element types of the first input (of the first output for ops without
+  // inputs) the kernel handles; `check` refines other inputs' types.
   uint32_t dtypes;
   const char* constraints;
   CheckFn check;  // may be null
@@ -61,6 +84,16 @@ struct OpEntry {
 };
 
 std::span<const OpEntry> op_table();
+
+// The groups op_table() joins, one per kernels_<group>.cpp file.
+std::vector<OpEntry> elementwise_ops();
+std::vector<OpEntry> norm_ops();
+std::vector<OpEntry> nn_ops();
+std::vector<OpEntry> conv_ops();
+std::vector<OpEntry> pool_ops();
+std::vector<OpEntry> resize_ops();
+std::vector<OpEntry> shape_ops();
+std::vector<OpEntry> reduce_ops();
 // The entry for `op_type` at `opset`, or null.
 const OpEntry* find_op(std::string_view op_type, int64_t opset);
 // op_table() as the ABI's declaration array.

@@ -1,0 +1,57 @@
+// Helpers shared by cpu_ref's kernels: broadcasting strides, typed
+// dispatch, and a deterministic parallel loop.
+#pragma once
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "op_table.hpp"
+
+namespace eulernpu::cpu_ref {
+
+// Strides of `shape` right-aligned to `rank` dims, 0 where it broadcasts.
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t rank);
+
+// Row-major strides of `shape`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
+
+// Runs fn(begin, end) over [0, n) split into at most `threads` contiguous
+// chunks. Each element's result must depend only on its index, so the output
+// is the same for every thread count.
+template <typename Fn>
+void parallel_for(int64_t n, int threads, Fn fn) {
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, n));
+  if (workers <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const int64_t chunk = (n + workers - 1) / workers;
+  for (int64_t w = 0; w < workers; ++w) {
+    const int64_t begin = w * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) pool.emplace_back([=] { fn(begin, end); });
+  }
+  for (auto& t : pool) t.join();
+}
+
+// Calls f.template operator()<T>() with T the C++ type of `dtype`.
+template <typename F>
+void dispatch_dtype(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case ENP_DTYPE_FLOAT32: f.template operator()<float>(); break;
+    case ENP_DTYPE_FLOAT64: f.template operator()<double>(); break;
+    case ENP_DTYPE_INT8: f.template operator()<int8_t>(); break;
+    case ENP_DTYPE_UINT8: f.template operator()<uint8_t>(); break;
+    case ENP_DTYPE_INT16: f.template operator()<int16_t>(); break;
+    case ENP_DTYPE_UINT16: f.template operator()<uint16_t>(); break;
+    case ENP_DTYPE_INT32: f.template operator()<int32_t>(); break;
+    case ENP_DTYPE_UINT32: f.template operator()<uint32_t>(); break;
+    case ENP_DTYPE_INT64: f.template operator()<int64_t>(); break;
+    case ENP_DTYPE_UINT64: f.template operator()<uint64_t>(); break;
+    case ENP_DTYPE_BOOL: f.template operator()<bool>(); break;
+    default: break;
+  }
+}
+
+}  // namespace eulernpu::cpu_ref
