@@ -52,6 +52,13 @@ Artifact Artifact::open(const fs::path& path) {
   return Artifact(path);
 }
 
+Artifact Artifact::from_files(FileSet files) {
+  for (const auto& entry : files) check_relative_path(entry.first, "artifact file");
+  Artifact a("<in-memory artifact>");
+  a.files_ = std::make_shared<const FileSet>(std::move(files));
+  return a;
+}
+
 std::string Artifact::describe(const std::string& relative) const {
   return (root_ / relative).string();
 }
@@ -59,6 +66,14 @@ std::string Artifact::describe(const std::string& relative) const {
 std::vector<uint8_t> Artifact::read(const std::string& relative) const {
   check_relative_path(relative, "artifact file");
   const fs::path p = root_ / relative;
+  if (files_) {
+    const auto it = files_->find(relative);
+    if (it == files_->end()) {
+      throw UserError("artifact file missing", "'" + p.string() + "' is not in the artifact",
+                      "recompile the artifact; it is incomplete");
+    }
+    return it->second;
+  }
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) {
     throw UserError("artifact file missing", "'" + p.string() + "' is not in the artifact",

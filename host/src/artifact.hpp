@@ -1,10 +1,12 @@
-// Artifacts on disk: a directory of files (manifest.json, graph.json,
-// plan.json, weights/*.npz, ...) written all-or-nothing.
+// Artifacts: a directory of files (manifest.json, graph.json,
+// plan.json, weights/*.npz, ...) written all-or-nothing, or the same files
+// held in memory.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,10 @@ class Artifact {
  public:
   // Opens an artifact directory. Throws UserError if it is not one.
   static Artifact open(const std::filesystem::path& path);
+  // An artifact held in memory, as lower() returned it: lets a backend run
+  // what it just lowered without a round trip through the disk (the
+  // conformance runner does this for every case).
+  static Artifact from_files(FileSet files);
 
   // Contents of a file inside the artifact; throws UserError if missing or
   // larger than kMaxArtifactFileBytes.
@@ -31,6 +37,8 @@ class Artifact {
  private:
   explicit Artifact(std::filesystem::path root) : root_(std::move(root)) {}
   std::filesystem::path root_;
+  // Set for in-memory artifacts; shared so copies stay cheap.
+  std::shared_ptr<const FileSet> files_;
 };
 
 // Writes `files` as a new directory at `out`: into a temporary sibling

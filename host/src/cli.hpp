@@ -37,6 +37,8 @@ int cmd_validate(Context& ctx, int argc, char** argv);
 int cmd_compile(Context& ctx, int argc, char** argv);
 int cmd_run(Context& ctx, int argc, char** argv);
 int cmd_compare(Context& ctx, int argc, char** argv);
+int cmd_parse(Context& ctx, int argc, char** argv);
+int cmd_inspect(Context& ctx, int argc, char** argv);
 
 // Parses a command's options; --help prints usage and returns nullopt.
 // Unknown options and missing values are UserErrors naming the command.

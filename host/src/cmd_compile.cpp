@@ -6,39 +6,31 @@
 #include "error.hpp"
 #include "manifest.hpp"
 #include "model.hpp"
+#include "model_source.hpp"
 
 namespace eulernpu::host {
 
 int cmd_compile(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("eulernpu compile", "Compile a model into an artifact for a backend.");
-  options.add_options()("spec", "spec.yaml model", cxxopts::value<std::string>())(
-      "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
-      "model", "model file of any loaded frontend (e.g. .onnx)", cxxopts::value<std::string>())(
-      "out", "artifact directory to write", cxxopts::value<std::string>())(
+  cxxopts::Options options("eulernpu compile",
+                           "Compile a model into an artifact for a backend.");
+  add_model_options(options, true);
+  options.add_options()("out", "artifact directory to write", cxxopts::value<std::string>())(
       "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
-      "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
+      "target-device", "device of the backend (default: its first)",
+      cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
-      cxxopts::value<std::string>())("frontend",
-                                     "frontend to read the model with (default: by extension)",
-                                     cxxopts::value<std::string>());
+      cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "compile", "out");
-  if (args->count("spec") + args->count("model") != 1) {
-    throw UserError("missing required option",
-                    "'eulernpu compile' needs exactly one of --spec or --model",
-                    "see 'eulernpu compile --help'");
-  }
-  const std::string model_path = (*args)[args->count("spec") ? "spec" : "model"].as<std::string>();
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
-  const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
-                                                  optional_string(*args, "inference-scheme"));
-
-  ImportOptions import;
-  import.frontend = optional_string(*args, "frontend");
-  if (args->count("weights")) import.weights = (*args)["weights"].as<std::string>();
-  const ImportedModel m = import_model(ctx.registry(), model_path, import);
+  const auto [device, core_mode] =
+      resolve_target(backend, optional_string(*args, "target-device"),
+                     optional_string(*args, "inference-scheme"));
+  const LoadedModel loaded = load_model(ctx, *args, "compile");
+  const ImportedModel& m = loaded.imported;
+  const std::string& model_path = loaded.path;
   if (!m.unbound_weights.empty()) {
     throw UserError("weights not provided",
                     "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() + "'" +
@@ -47,6 +39,7 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
                              : ""),
                     "pass the weights file with --weights");
   }
+  require_static_shapes(m.model, model_path);
 
   const KeyValues backend_options = {{"target_device", device.name},
                                      {"inference_scheme", core_mode},
@@ -65,7 +58,7 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   record.target_device = device.name;
   record.core_mode = core_mode;
   record.model_path = model_path;
-  record.weights_path = import.weights ? import.weights->string() : "";
+  record.weights_path = loaded.weights_path;
   // Where the artifact is written is not part of what it is: leave --out
   // out, so compiling the same inputs anywhere gives the same bytes.
   for (size_t i = 0; i < ctx.command_line.size(); ++i) {

@@ -34,6 +34,8 @@ const std::map<std::string, Command>& commands() {
       {"compile", {&cmd_compile, "source model -> artifact for a backend"}},
       {"run", {&cmd_run, "execute an artifact on its backend"}},
       {"compare", {&cmd_compare, "compare result tensors with a golden"}},
+      {"parse", {&cmd_parse, "source model -> IR file (.mblt)"}},
+      {"inspect", {&cmd_inspect, "a model's inputs, ops and backend support"}},
   };
   return table;
 }

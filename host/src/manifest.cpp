@@ -69,7 +69,7 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
   nlohmann::ordered_json source{{"name", model.graph().name()},
                                 {"file", fs::path(r.model_path).filename().string()},
                                 {"sha256", sha256_file(r.model_path)},
-                                {"frontend", plugin_record(*r.frontend)}};
+                                {"frontend", r.frontend ? plugin_record(*r.frontend) : nlohmann::ordered_json(nullptr)}};
   j["source"] = source;
   if (r.weights_path.empty()) {
     j["weights"] = nullptr;

@@ -218,6 +218,56 @@ void finalize_model(onnx::ModelProto& model, const std::string& source) {
   }
 }
 
+namespace {
+
+std::string dims_text(const onnx::ValueInfoProto& v) {
+  if (!v.type().tensor_type().has_shape()) return "(unknown rank)";
+  std::string s;
+  for (const auto& d : v.type().tensor_type().shape().dim()) {
+    s += (s.empty() ? "" : ", ") +
+         (d.has_dim_value() ? std::to_string(d.dim_value())
+                            : (d.dim_param().empty() ? std::string("?") : d.dim_param()));
+  }
+  return "(" + s + ")";
+}
+
+bool is_static(const onnx::ValueInfoProto& v) {
+  if (!v.type().tensor_type().has_shape()) return false;
+  for (const auto& d : v.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void require_static_shapes(const onnx::ModelProto& model, const std::string& source) {
+  const auto& g = model.graph();
+  std::set<std::string> weights;
+  for (const auto& t : g.initializer()) weights.insert(t.name());
+  for (const auto& v : g.input()) {
+    if (weights.count(v.name()) || is_static(v)) continue;
+    throw UserError("dynamic input shape",
+                    source + ": input '" + v.name() + "' has shape " + dims_text(v),
+                    "fix it when compiling: --input-shape " + v.name() + "=D0,D1,...");
+  }
+  std::map<std::string, const onnx::ValueInfoProto*> types;
+  for (const auto& v : g.value_info()) types[v.name()] = &v;
+  for (const auto& v : g.output()) types[v.name()] = &v;
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) {
+      if (o.empty() || weights.count(o)) continue;
+      auto it = types.find(o);
+      if (it != types.end() && is_static(*it->second)) continue;
+      throw UserError("dynamic dimension left unfixed",
+                      source + ": node '" + n.name() + "' (" + n.op_type() + ") output '" + o +
+                          "' has shape " + (it == types.end() ? "(unknown)" : dims_text(*it->second)),
+                      "fix the model's dynamic input dimensions with --input-shape NAME=D0,D1,...; "
+                      "if they are fixed, eulernpu cannot infer this op's output shape");
+    }
+  }
+}
+
 size_t component_count(const onnx::ModelProto& model) {
   for (const auto& kv : model.metadata_props()) {
     if (kv.key() == "eulernpu.components") {

@@ -35,6 +35,11 @@ ImportedModel import_model(const PluginRegistry& registry, const std::filesystem
 // naming the node. `source` names the model in messages.
 void finalize_model(onnx::ModelProto& model, const std::string& source);
 
+// Throws unless every input and every node output has a fully known shape:
+// "dynamic input shape" names the input and the --input-shape to add;
+// "dynamic dimension left unfixed" names the node and its op.
+void require_static_shapes(const onnx::ModelProto& model, const std::string& source);
+
 // Number of components recorded by the frontend (0 if it has none).
 size_t component_count(const onnx::ModelProto& model);
 

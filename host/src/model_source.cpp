@@ -1,0 +1,66 @@
+#include "model_source.hpp"
+
+#include "error.hpp"
+#include "ir_file.hpp"
+
+namespace eulernpu::host {
+
+void add_model_options(cxxopts::Options& options, bool with_mblt) {
+  options.add_options()("spec", "spec.yaml model (with --weights)", cxxopts::value<std::string>())(
+      "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
+      "model", "model file of any loaded frontend (.onnx, .yaml)", cxxopts::value<std::string>())(
+      "frontend", "frontend to read --model with (default: by extension)",
+      cxxopts::value<std::string>())(
+      "input-shape", "fix a dynamic input shape: NAME=D0,D1,... (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
+  if (with_mblt) {
+    options.add_options()("mblt", "IR file written by 'eulernpu parse'",
+                          cxxopts::value<std::string>());
+  }
+}
+
+LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command) {
+  const size_t given = args.count("spec") + args.count("model") + args.count("mblt");
+  if (given != 1) {
+    throw UserError("missing required option",
+                    "'eulernpu " + command + "' needs exactly one of --spec, --model" +
+                        (command == "compile" || command == "quantize" ? " or --mblt" : ""),
+                    "see 'eulernpu " + command + " --help'");
+  }
+  LoadedModel out;
+  if (args.count("input-shape")) {
+    for (const std::string& spec : args["input-shape"].as<std::vector<std::string>>()) {
+      const auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UserError("invalid command line",
+                        "--input-shape '" + spec + "' is not NAME=D0,D1,...",
+                        "e.g. --input-shape input=1,3,224,224");
+      }
+      out.input_shapes.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+    }
+  }
+  if (args.count("mblt")) {
+    if (!out.input_shapes.empty() || args.count("weights")) {
+      throw UserError("invalid command line",
+                      "--input-shape and --weights apply when parsing; an IR file is parsed",
+                      "pass them to 'eulernpu parse', or compile from --model");
+    }
+    out.path = args["mblt"].as<std::string>();
+    out.imported.model = read_ir_file(out.path);
+    return out;
+  }
+  out.path = args[args.count("spec") ? "spec" : "model"].as<std::string>();
+  ImportOptions import;
+  import.frontend = optional_string(args, "frontend");
+  if (args.count("weights")) {
+    import.weights = args["weights"].as<std::string>();
+    out.weights_path = import.weights->string();
+  }
+  for (const auto& [name, dims] : out.input_shapes) {
+    import.options.emplace_back("input_shape." + name, dims);
+  }
+  out.imported = import_model(ctx.registry(), out.path, import);
+  return out;
+}
+
+}  // namespace eulernpu::host
