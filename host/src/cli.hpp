@@ -2,6 +2,9 @@
 // command shares.
 #pragma once
 
+// Repeatable options keep their commas (--input-shape x=1,3,224,224):
+// cxxopts would otherwise split values at ','. Include cxxopts only here.
+#define CXXOPTS_VECTOR_DELIMITER '\x1f'
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <memory>

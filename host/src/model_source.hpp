@@ -2,7 +2,6 @@
 // --mblt, --weights, --frontend, --input-shape) and loading from them.
 #pragma once
 
-#include <cxxopts.hpp>
 #include <string>
 
 #include "cli.hpp"

@@ -432,14 +432,16 @@ SliceAxis slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (dim < 0) return s;
   if (start < 0) start += dim;
   if (end < 0) end += dim;
+  // Lengths as (distance - 1) / |step| + 1: no overflow for any step.
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    s.length = end > start ? (end - start + step - 1) / step : 0;
+    s.length = end > start ? (end - start - 1) / step + 1 : 0;
   } else {
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
-    s.length = start > end ? (start - end - step - 1) / -step : 0;
+    const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
+    s.length = start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1 : 0;
   }
   s.start = start;
   return s;
