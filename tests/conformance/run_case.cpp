@@ -65,7 +65,10 @@ host::KeyValues shape_options(const onnx::GraphProto& g, const std::vector<host:
   for (size_t k = 0; k < data.size(); ++k) {
     if (fully_known(*inputs[k]) || data[k].shape.empty()) continue;
     std::string dims;
-    for (int64_t d : data[k].shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    for (int64_t d : data[k].shape) {
+      if (!dims.empty()) dims += ',';
+      dims += std::to_string(d);
+    }
     out.emplace_back("input_shape." + inputs[k]->name(), dims);
   }
   return out;

@@ -120,10 +120,13 @@ std::string declared_opsets(const enp_backend_v1_t& backend, const std::string& 
     if (!is_default_domain(d.domain ? d.domain : "") || op != (d.op_type ? d.op_type : "")) {
       continue;
     }
-    s += (s.empty() ? "" : ", ") + std::to_string(d.since_version) +
-         (d.until_version == 0                   ? "+"
-          : d.until_version == d.since_version ? ""
-                                               : "-" + std::to_string(d.until_version));
+    if (!s.empty()) s += ", ";
+    s += std::to_string(d.since_version);
+    if (d.until_version == 0) {
+      s += "+";
+    } else if (d.until_version != d.since_version) {
+      s += "-" + std::to_string(d.until_version);
+    }
   }
   return s;
 }

@@ -40,7 +40,10 @@ std::string index_string(uint64_t flat, const std::vector<int64_t>& shape) {
     flat = d ? flat / d : 0;
   }
   std::string s;
-  for (uint64_t v : idx) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  for (uint64_t v : idx) {
+    if (!s.empty()) s += ", ";
+    s += std::to_string(v);
+  }
   return "[" + s + "]";
 }
 

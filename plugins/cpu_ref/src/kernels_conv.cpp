@@ -182,7 +182,7 @@ void im2col(const float* x, const Geometry& g, int64_t channels, float* col, int
           const float* src = plane + (id * g.in[1] + ih) * g.in[2];
           std::fill(row, row + lo, 0.0f);
           if (g.stride[2] == 1) {
-            std::copy(src + lo + off_w, src + hi + off_w, row + lo);
+            std::copy(src + (lo + off_w), src + (hi + off_w), row + lo);
           } else {
             for (int64_t ow = lo; ow < hi; ++ow) row[ow] = src[ow * g.stride[2] + off_w];
           }
