@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <spdlog/spdlog.h>
 
 #include "backend_calls.hpp"
 #include "error.hpp"
@@ -62,7 +62,9 @@ void on_crash(int sig) {
   write_stderr(g_current_case);
   write_stderr(" crashed (");
   write_stderr(strsignal(sig));
-  write_stderr("); rerun it alone with --case NAME --verbose\n");
+  write_stderr("); rerun it alone with --case ");
+  write_stderr(g_current_case);
+  write_stderr(" --verbose\n");
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -109,8 +111,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
                                      cxxopts::value<std::string>())(
       "check-docs", "fail if this file differs from what --write-docs would write",
       cxxopts::value<std::string>())("verbose", "name each case before running it, with timings")(
-      "slowest", "print the N slowest cases at the end",
-      cxxopts::value<int>()->default_value("0"))(
+      "slowest", "print the N slowest cases at the end", cxxopts::value<int>()->default_value("0"))(
       "case-timeout", "stop the run if one case takes longer (seconds, 0 = never)",
       cxxopts::value<unsigned>()->default_value("300"))("h,help", "show this help")(
       "suites", "suites to run", cxxopts::value<std::vector<std::string>>());
@@ -202,8 +203,7 @@ struct Timing {
   double ms;
 };
 
-std::vector<CaseResult> run_all(const Args& a, const Target& target,
-                                const std::vector<Case>& cases,
+std::vector<CaseResult> run_all(const Args& a, const Target& target, const std::vector<Case>& cases,
                                 const std::map<std::string, ToleranceOverride>& overrides,
                                 std::vector<Timing>& timings) {
   std::vector<CaseResult> results;
@@ -212,13 +212,18 @@ std::vector<CaseResult> run_all(const Args& a, const Target& target,
     const auto o = overrides.find(c.name);
     const auto start = std::chrono::steady_clock::now();
     enter_case(c.name);
-    results.push_back(run_case(target, c, o == overrides.end() ? Tolerance{} : o->second.tolerance));
+    results.push_back(
+        run_case(target, c, o == overrides.end() ? Tolerance{} : o->second.tolerance));
     leave_case();
     const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
     timings.push_back({c.name, ms.count()});
     std::printf("%s\n", case_line(results.back()).c_str());
     std::fflush(stdout);
-    if (a.verbose) std::fprintf(stderr, "     %.1f ms\n", ms.count());
+    if (a.verbose) {
+      const CaseResult& r = results.back();
+      if (!r.detail.empty()) std::fprintf(stderr, "     (%s)\n", r.detail.c_str());
+      std::fprintf(stderr, "     %.1f ms\n", ms.count());
+    }
   }
   return results;
 }
@@ -234,24 +239,50 @@ void print_slowest(std::vector<Timing> timings, int n) {
   }
 }
 
-// First line where `want` and `have` differ, 1-based.
-int first_difference(const std::string& want, const std::string& have) {
+// "line N" where `want` and `have` first differ, with both versions of it.
+std::string first_difference(const std::string& want, const std::string& have) {
   std::istringstream w(want), h(have);
   std::string lw, lh;
   for (int line = 1;; ++line) {
     const bool more_w = static_cast<bool>(std::getline(w, lw));
     const bool more_h = static_cast<bool>(std::getline(h, lh));
-    if (!more_w && !more_h) return line;
-    if (more_w != more_h || lw != lh) return line;
+    if (more_w == more_h && lw == lh) {
+      if (!more_w) return "the end";
+      continue;
+    }
+    return "line " + std::to_string(line) + "\n  this run: " + (more_w ? lw : "(end of file)") +
+           "\n  the file: " + (more_h ? lh : "(end of file)");
   }
 }
 
+// The lists a run reads, read before it: a malformed one should stop the run
+// at once, not after every case.
+struct Lists {
+  std::vector<std::string> expected;  // --expected
+  std::vector<std::string> previous;  // --write-expected's file as it was
+};
+
+Lists read_lists(const Args& a) {
+  Lists l;
+  if (!a.expected.empty()) l.expected = read_expected(a.expected);
+  if (!a.write_expected.empty() && fs::exists(a.write_expected)) {
+    // Leniently: rewriting is how a list that went unsorted (a merge) is
+    // repaired.
+    std::istringstream lines(read_text(a.write_expected));
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) l.previous.push_back(line);
+    }
+  }
+  return l;
+}
+
 // --write-*, --expected, --check-docs. Returns whether the run is good.
-bool finish(const Args& a, const std::vector<CaseResult>& results, const std::string& docs) {
+bool finish(const Args& a, const Lists& lists, const std::vector<CaseResult>& results,
+            const std::string& docs) {
   bool ok = true;
   const InRun in_run = in_run_of(a);
   if (!a.expected.empty()) {
-    const ExpectedCheck check = check_expected(read_expected(a.expected), results, in_run);
+    const ExpectedCheck check = check_expected(lists.expected, results, in_run);
     for (const std::string& line : check.new_passes) std::printf("%s\n", line.c_str());
     for (const std::string& line : check.regressions) std::printf("%s\n", line.c_str());
     if (!check.regressions.empty()) {
@@ -261,18 +292,18 @@ bool finish(const Args& a, const std::vector<CaseResult>& results, const std::st
     }
   }
   if (!a.write_expected.empty()) {
-    std::vector<std::string> listed;
-    if (fs::exists(a.write_expected)) listed = read_expected(a.write_expected);
     std::string text;
-    for (const std::string& name : updated_expected(listed, results, in_run)) text += name + "\n";
+    for (const std::string& name : updated_expected(lists.previous, results, in_run)) {
+      text += name + "\n";
+    }
     write_text(a.write_expected, text);
   }
   if (!a.write_docs.empty()) write_text(a.write_docs, docs);
   if (!a.check_docs.empty()) {
     const std::string have = read_text(a.check_docs);
     if (have != docs) {
-      std::printf("STALE %s: differs from this run at line %d; regenerate it with:\n%s\n",
-                  a.check_docs.c_str(), first_difference(docs, have), kRegenerate);
+      std::printf("STALE %s differs from this run at %s\nregenerate it with:\n%s\n",
+                  a.check_docs.c_str(), first_difference(docs, have).c_str(), kRegenerate);
       ok = false;
     }
   }
@@ -281,23 +312,30 @@ bool finish(const Args& a, const std::vector<CaseResult>& results, const std::st
 
 int run(const Args& a) {
   const InRun in_run = in_run_of(a);
-  std::vector<Case> cases = find_cases(a.suite_root, a.suites);
+  // Messages quote case paths; one spelling of the root lets them drop it.
+  const fs::path root = fs::weakly_canonical(fs::absolute(a.suite_root));
+  std::vector<Case> cases = find_cases(root, a.suites);
   const auto overrides = read_tolerance_overrides(a.tolerances);
+  const Lists lists = read_lists(a);
   check_overrides(overrides, cases, in_run);
   std::erase_if(cases, [&](const Case& c) { return !case_selected(a, c.name); });
-  if (cases.empty()) throw SetupError("no case of the selected suites matches --case");
+  if (cases.empty()) {
+    std::string names;
+    for (const std::string& c : a.cases) names += " " + c;
+    throw SetupError("no case of the selected suites matches --case" + names);
+  }
 
   const auto registry = host::PluginRegistry::discover({a.plugin_dir}, "", fs::path());
   require_plugin(registry, "onnx", a.plugin_dir);
   const host::LoadedPlugin& backend = require_plugin(registry, "cpu_ref", a.plugin_dir);
   const auto [device, core_mode] = host::resolve_target(backend, "", "");
   const std::string dirs = a.plugin_dir.string();
-  const Target target{registry,
-                      backend,
-                      {{"target_device", device.name}, {"inference_scheme", core_mode},
-                       {"plugin_dirs", dirs}},
-                      {{"threads", "0"}, {"inference_scheme", core_mode}, {"plugin_dirs", dirs}},
-                      fs::weakly_canonical(a.suite_root).string()};
+  const Target target{
+      registry,
+      backend,
+      {{"target_device", device.name}, {"inference_scheme", core_mode}, {"plugin_dirs", dirs}},
+      {{"threads", "0"}, {"inference_scheme", core_mode}, {"plugin_dirs", dirs}},
+      root.string()};
 
   std::vector<Timing> timings;
   const std::vector<CaseResult> results = run_all(a, target, cases, overrides, timings);
@@ -305,7 +343,7 @@ int run(const Args& a) {
   std::printf("%s\n", summary_line(results).c_str());
   if (a.slowest > 0) print_slowest(timings, a.slowest);
 
-  const bool ok = finish(a, results, render_docs(results, a.suites, overrides, kRegenerate));
+  const bool ok = finish(a, lists, results, render_docs(results, a.suites, overrides, kRegenerate));
   // Running chosen cases is for debugging one: say through the exit status
   // whether they failed.
   const bool chosen_failed =

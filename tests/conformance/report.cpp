@@ -13,16 +13,14 @@ namespace {
 struct Counts {
   int pass = 0, fail = 0, skip = 0;
 
-  void add(Status s) {
-    (s == Status::kPass ? pass : s == Status::kFail ? fail : skip) += 1;
-  }
+  void add(Status s) { (s == Status::kPass ? pass : s == Status::kFail ? fail : skip) += 1; }
   int total() const { return pass + fail + skip; }
 };
 
 // Counts sorted by key.
-std::map<std::string, Counts> count_by(const std::vector<CaseResult>& results,
-                                       const std::function<std::vector<std::string>(
-                                           const CaseResult&)>& keys) {
+std::map<std::string, Counts> count_by(
+    const std::vector<CaseResult>& results,
+    const std::function<std::vector<std::string>(const CaseResult&)>& keys) {
   std::map<std::string, Counts> out;
   for (const CaseResult& r : results) {
     for (const std::string& k : keys(r)) out[k].add(r.status);
@@ -69,7 +67,8 @@ std::string counts_row(const std::string& key, const Counts& c) {
 // Sorted by count, largest first, then by name.
 std::vector<std::pair<std::string, int>> ranked(const std::map<std::string, int>& counts) {
   std::vector<std::pair<std::string, int>> v(counts.begin(), counts.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   return v;
 }
 
@@ -118,9 +117,8 @@ void write_overrides(std::ostringstream& out,
 
 void write_tables(std::ostringstream& out, const std::vector<CaseResult>& results,
                   const std::vector<std::string>& suites) {
-  const auto by_suite = count_by(results, [](const CaseResult& r) {
-    return std::vector<std::string>{r.suite};
-  });
+  const auto by_suite =
+      count_by(results, [](const CaseResult& r) { return std::vector<std::string>{r.suite}; });
   out << "## Suites\n\n| suite | cases | pass | skip | fail |\n|---|---|---|---|---|\n";
   for (const std::string& s : suites) {
     const auto it = by_suite.find(s);
@@ -175,16 +173,15 @@ std::string case_line(const CaseResult& r) {
 
 std::vector<std::string> suite_lines(const std::vector<CaseResult>& results,
                                      const std::vector<std::string>& suites) {
-  const auto by_suite = count_by(results, [](const CaseResult& r) {
-    return std::vector<std::string>{r.suite};
-  });
+  const auto by_suite =
+      count_by(results, [](const CaseResult& r) { return std::vector<std::string>{r.suite}; });
   std::vector<std::string> lines;
   for (const std::string& s : suites) {
     const auto it = by_suite.find(s);
     const Counts c = it == by_suite.end() ? Counts{} : it->second;
     lines.push_back("suite " + s + ": " + std::to_string(c.pass) + " passed, " +
-                    std::to_string(c.fail) + " failed, " + std::to_string(c.skip) +
-                    " skipped of " + std::to_string(c.total()));
+                    std::to_string(c.fail) + " failed, " + std::to_string(c.skip) + " skipped of " +
+                    std::to_string(c.total()));
   }
   return lines;
 }

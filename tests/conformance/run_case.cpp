@@ -16,8 +16,14 @@ constexpr size_t kMaxReason = 400;
 
 struct Compiled {
   std::optional<Skip> skip;
+  std::string skip_detail;
   std::optional<host::Artifact> artifact;
 };
+
+std::string error_text(const std::exception& e) {
+  const auto* u = dynamic_cast<const host::UserError*>(&e);
+  return u ? u->title() + ": " + u->where() : e.what();
+}
 
 // The graph inputs the data sets feed, in order: those without a weight
 // (before IR 4, weights were listed as inputs too).
@@ -89,11 +95,13 @@ Compiled compile(const Target& t, const Case& c, const onnx::ModelProto& source,
   host::ImportedModel m;
   try {
     m = host::import_model(t.registry, c.dir / "model.onnx", options);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     // Importing an op cpu_ref does not declare can fail in ways that say
     // nothing about eulernpu (If/Loop subgraphs): the case is out of scope
     // until cpu_ref declares the op, then its error shows as a FAIL.
-    if (auto skip = undeclared_ops(source, t.backend)) return {skip, std::nullopt};
+    if (auto skip = undeclared_ops(source, t.backend, error_text(e))) {
+      return {skip, "import: " + error_text(e), std::nullopt};
+    }
     throw;
   }
   if (!m.unbound_weights.empty()) {
@@ -104,11 +112,14 @@ Compiled compile(const Target& t, const Case& c, const onnx::ModelProto& source,
   for (size_t i = 0; i < support.size(); ++i) {
     if (support[i].supported) continue;
     const std::string& op = m.model.graph().node(static_cast<int>(i)).op_type();
-    return {Skip{kSkipUnsupported, t.backend.name + ": " + op + " " + support[i].reason},
-            std::nullopt};
+    // "cpu_ref: Foo cpu_ref has no kernel ..." says it twice.
+    std::string reason = support[i].reason;
+    if (reason.rfind(t.backend.name + " ", 0) == 0) reason.erase(0, t.backend.name.size() + 1);
+    return {Skip{kSkipUnsupported, t.backend.name + ": " + op + " " + reason}, "", std::nullopt};
   }
   stage = "lower";
-  return {std::nullopt, host::Artifact::from_files(host::lower(t.backend, m.model, t.lower_options))};
+  return {std::nullopt, "",
+          host::Artifact::from_files(host::lower(t.backend, m.model, t.lower_options))};
 }
 
 std::optional<std::string> compare_outputs(const onnx::GraphProto& g, const DataSet& data,
@@ -169,6 +180,7 @@ void run_data_sets(const Target& t, const Case& c, const onnx::ModelProto& model
       r.status = Status::kSkip;
       r.reason = it->second.skip->reason;
       r.category = it->second.skip->category;
+      r.detail = tidy(it->second.skip_detail, t.suite_root);
       return;
     }
     stage = "run";

@@ -24,6 +24,9 @@ struct CaseResult {
   Status status = Status::kFail;
   std::string reason;    // empty for PASS
   std::string category;  // SKIP only: a scope.hpp category
+  // SKIP for an undeclared op only: the import error it stands for, shown
+  // with --verbose.
+  std::string detail;
 };
 
 // What every case is compiled and run with.

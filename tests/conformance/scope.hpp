@@ -40,10 +40,11 @@ int64_t default_opset(const onnx::ModelProto& model);
 std::optional<Skip> outside_scope(const onnx::ModelProto& model);
 
 // Ops of the top-level graph that `backend` does not declare at the
-// model's opset, as a Skip, or nullopt. Constant is exempt: the frontend
-// turns it into a weight.
-std::optional<Skip> undeclared_ops(const onnx::ModelProto& model,
-                                   const host::LoadedPlugin& backend);
+// model's opset, as a Skip naming one of them (preferably the one `error`
+// names), or nullopt. Constant is exempt: the frontend turns it into a
+// weight.
+std::optional<Skip> undeclared_ops(const onnx::ModelProto& model, const host::LoadedPlugin& backend,
+                                   const std::string& error);
 
 // Op types of every node, subgraphs included; "domain:Op" outside the
 // default domain.

@@ -92,7 +92,7 @@ TEST(Tolerances, NeedAReasonPerEntry) {
 }
 
 CaseResult result(const std::string& name, Status s, const std::string& reason = "") {
-  return {name, name.substr(0, name.find('/')), {"Relu"}, s, reason, ""};
+  return {name, name.substr(0, name.find('/')), {"Relu"}, s, reason, "", ""};
 }
 
 TEST(Expected, ListMustBeSorted) {
@@ -107,9 +107,9 @@ TEST(Expected, SkipsAndFailuresOfListedCasesAreRegressions) {
                                            result("node/c", Status::kPass)};
   const auto all = [](const std::string& n) { return n.rfind("node/", 0) == 0; };
   const auto check = check_expected({"node/a", "node/b", "node/gone", "simple/x"}, results, all);
-  EXPECT_EQ(check.regressions, (std::vector<std::string>{
-                                   "REGRESSION SKIP node/b: cpu_ref: X why",
-                                   "REGRESSION node/gone: no such case in the suites"}));
+  EXPECT_EQ(check.regressions,
+            (std::vector<std::string>{"REGRESSION SKIP node/b: cpu_ref: X why",
+                                      "REGRESSION node/gone: no such case in the suites"}));
   EXPECT_EQ(check.new_passes, std::vector<std::string>{"NEW PASS node/c"});
   // Entries outside the run are kept.
   EXPECT_EQ(updated_expected({"node/b", "simple/x"}, results, all),

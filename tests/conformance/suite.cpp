@@ -27,8 +27,8 @@ Message parse(const fs::path& file, const char* what) {
   const std::string bytes = read_file(file);
   Message m;
   if (!m.ParseFromString(bytes)) {
-    throw host::UserError("conformance data unreadable",
-                          "'" + file.string() + "' is not " + what, "check the suite checkout");
+    throw host::UserError("conformance data unreadable", "'" + file.string() + "' is not " + what,
+                          "check the suite checkout");
   }
   return m;
 }
@@ -57,8 +57,8 @@ std::vector<onnx::TensorProto> read_numbered(const fs::path& dir, const std::str
 }  // namespace
 
 const std::vector<std::string>& default_suites() {
-  static const std::vector<std::string> suites = {"node", "pytorch-converted",
-                                                  "pytorch-operator", "simple"};
+  static const std::vector<std::string> suites = {"node", "pytorch-converted", "pytorch-operator",
+                                                  "simple"};
   return suites;
 }
 
@@ -98,8 +98,8 @@ std::vector<DataSet> read_data_sets(const fs::path& case_dir) {
   std::sort(dirs.begin(), dirs.end());
   std::vector<DataSet> out;
   for (const auto& [index, dir] : dirs) {
-    out.push_back({dir.filename().string(), read_numbered(dir, "input"),
-                   read_numbered(dir, "output")});
+    out.push_back(
+        {dir.filename().string(), read_numbered(dir, "input"), read_numbered(dir, "output")});
   }
   return out;
 }

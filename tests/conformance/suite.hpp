@@ -33,7 +33,7 @@ std::vector<Case> find_cases(const std::filesystem::path& root,
                              const std::vector<std::string>& suites);
 
 struct DataSet {
-  std::string name;  // "test_data_set_0"
+  std::string name;                        // "test_data_set_0"
   std::vector<onnx::TensorProto> inputs;   // input_K.pb, K = 0, 1, ...
   std::vector<onnx::TensorProto> outputs;  // output_K.pb
 };

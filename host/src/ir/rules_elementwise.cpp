@@ -67,13 +67,47 @@ void cast_like(InferContext& ctx) {
   ctx.set_output(0, out);
 }
 
-// Dropout in inference: output = input; the optional mask is bool.
+// Dropout: output = input; the optional mask is bool from opset 10, of the
+// input's type before.
 void dropout(InferContext& ctx) {
   ctx.set_output(0, ctx.input(0));
   if (ctx.output_count() > 1) {
     ValueType mask = ctx.input(0);
-    mask.dtype = DType::kBool;
+    if (ctx.opset() >= 10) mask.dtype = DType::kBool;
     ctx.set_output(1, mask);
+  }
+}
+
+// IsNaN, IsInf: the input's shape, bool.
+void predicate(InferContext& ctx) {
+  ValueType out = ctx.input(0);
+  out.dtype = DType::kBool;
+  ctx.set_output(0, out);
+}
+
+// LayerNormalization: Y like X; the optional Mean and InvStdDev keep X's
+// leading dims up to `axis` and are 1 from there, in the stash type.
+void layer_norm(InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  ctx.set_output(0, x);
+  if (ctx.output_count() < 2) return;
+  ValueType stats{static_cast<DType>(ctx.attr_int("stash_type", 1)), {}, x.known};
+  if (dtype_size(stats.dtype) == 0) stats.dtype = x.dtype;
+  if (x.known) {
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    const int64_t axis = ctx.axis(ctx.attr_int("axis", -1), rank);
+    stats.dims = x.dims;
+    for (int64_t d = axis; d < rank; ++d) stats.dims[static_cast<size_t>(d)] = 1;
+  }
+  for (size_t i = 1; i < ctx.output_count() && i < 3; ++i) ctx.set_output(i, stats);
+}
+
+// BatchNormalization: Y like X; training outputs (running or saved mean and
+// variance) have the shape and type of the mean input.
+void batch_norm(InferContext& ctx) {
+  ctx.set_output(0, ctx.input(0));
+  for (size_t i = 1; i < ctx.output_count(); ++i) {
+    if (ctx.has_input(3)) ctx.set_output(i, ctx.input(3));
   }
 }
 
@@ -136,15 +170,18 @@ std::optional<std::vector<Tensor>> arith_fold(InferContext& ctx) {
     if constexpr (Op == '/') return y == 0 ? decltype(x){0} : x / y;
   };
   switch (ctx.input(0).dtype) {
-    case DType::kInt64: return binary_fold<int64_t, int64_t>(ctx, f);
-    case DType::kInt32: return binary_fold<int32_t, int32_t>(ctx, f);
+    case DType::kInt64:
+      return binary_fold<int64_t, int64_t>(ctx, f);
+    case DType::kInt32:
+      return binary_fold<int32_t, int32_t>(ctx, f);
     case DType::kFloat32:
       if constexpr (Op == '/') {
         return binary_fold<float, float>(ctx, [](float x, float y) { return x / y; });
       } else {
         return binary_fold<float, float>(ctx, f);
       }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -156,10 +193,14 @@ std::optional<std::vector<Tensor>> compare_fold(InferContext& ctx) {
     if constexpr (Op == '>') return x > y;
   };
   switch (ctx.input(0).dtype) {
-    case DType::kInt64: return binary_fold<int64_t, uint8_t>(ctx, f);
-    case DType::kInt32: return binary_fold<int32_t, uint8_t>(ctx, f);
-    case DType::kFloat32: return binary_fold<float, uint8_t>(ctx, f);
-    default: return std::nullopt;
+    case DType::kInt64:
+      return binary_fold<int64_t, uint8_t>(ctx, f);
+    case DType::kInt32:
+      return binary_fold<int32_t, uint8_t>(ctx, f);
+    case DType::kFloat32:
+      return binary_fold<float, uint8_t>(ctx, f);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -199,8 +240,11 @@ std::vector<To> convert(const Tensor& t) {
         out.push_back(static_cast<To>(v));
         break;
       }
-      case DType::kBool: out.push_back(static_cast<To>(t.data[i] != 0)); break;
-      default: break;
+      case DType::kBool:
+        out.push_back(static_cast<To>(t.data[i] != 0));
+        break;
+      default:
+        break;
     }
   }
   return out;
@@ -215,13 +259,16 @@ std::optional<std::vector<Tensor>> cast_fold(InferContext& ctx) {
     return std::nullopt;
   }
   switch (out.dtype) {
-    case DType::kInt64: return std::vector<Tensor>{make(out, convert<int64_t>(in))};
-    case DType::kInt32: return std::vector<Tensor>{make(out, convert<int32_t>(in))};
+    case DType::kInt64:
+      return std::vector<Tensor>{make(out, convert<int64_t>(in))};
+    case DType::kInt32:
+      return std::vector<Tensor>{make(out, convert<int32_t>(in))};
     case DType::kFloat32:
       if (from == DType::kFloat32) return std::vector<Tensor>{in};
       // int -> float rounds like a C cast, as numpy's astype does.
       return std::vector<Tensor>{make(out, convert<float>(in))};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -229,14 +276,53 @@ std::optional<std::vector<Tensor>> cast_fold(InferContext& ctx) {
 
 std::vector<OpRule> elementwise_rules() {
   std::vector<OpRule> rules;
-  for (const char* op :
-       {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Exp",
-        "Log", "Sqrt", "Reciprocal", "Abs", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan",
-        "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus", "Softsign",
-        "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Shrink", "IsNaN", "IsInf", "Not",
-        "Softmax", "LogSoftmax", "Hardmax", "Clip", "BatchNormalization",
-        "LayerNormalization", "InstanceNormalization", "LpNormalization",
-        "MeanVarianceNormalization", "LRN", "Trilu", "BitwiseNot"}) {
+  for (const char* op : {"Relu",
+                         "LeakyRelu",
+                         "Sigmoid",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Tanh",
+                         "Erf",
+                         "Gelu",
+                         "Exp",
+                         "Log",
+                         "Sqrt",
+                         "Reciprocal",
+                         "Abs",
+                         "Floor",
+                         "Ceil",
+                         "Round",
+                         "Sign",
+                         "Sin",
+                         "Cos",
+                         "Tan",
+                         "Asin",
+                         "Acos",
+                         "Atan",
+                         "Sinh",
+                         "Cosh",
+                         "Asinh",
+                         "Acosh",
+                         "Atanh",
+                         "Softplus",
+                         "Softsign",
+                         "Elu",
+                         "Selu",
+                         "Celu",
+                         "Mish",
+                         "ThresholdedRelu",
+                         "Shrink",
+                         "Not",
+                         "Softmax",
+                         "LogSoftmax",
+                         "Hardmax",
+                         "Clip",
+                         "InstanceNormalization",
+                         "LpNormalization",
+                         "MeanVarianceNormalization",
+                         "LRN",
+                         "Trilu",
+                         "BitwiseNot"}) {
     rules.push_back({op, &same_as_input, nullptr});
   }
   rules.push_back({"Identity", &same_as_input, &identity_fold});
@@ -245,8 +331,8 @@ std::vector<OpRule> elementwise_rules() {
   rules.push_back({"Sub", &broadcast_same_dtype, &arith_fold<'-'>});
   rules.push_back({"Mul", &broadcast_same_dtype, &arith_fold<'*'>});
   rules.push_back({"Div", &broadcast_same_dtype, &arith_fold<'/'>});
-  for (const char* op : {"Pow", "PRelu", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr",
-                         "BitwiseXor"}) {
+  for (const char* op :
+       {"Pow", "PRelu", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     rules.push_back({op, &broadcast_any_dtype, nullptr});
   }
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
@@ -262,6 +348,10 @@ std::vector<OpRule> elementwise_rules() {
   rules.push_back({"Cast", &cast, &cast_fold});
   rules.push_back({"CastLike", &cast_like, nullptr});
   rules.push_back({"Dropout", &dropout, nullptr});
+  rules.push_back({"IsNaN", &predicate, nullptr});
+  rules.push_back({"IsInf", &predicate, nullptr});
+  rules.push_back({"LayerNormalization", &layer_norm, nullptr});
+  rules.push_back({"BatchNormalization", &batch_norm, nullptr});
   return rules;
 }
 

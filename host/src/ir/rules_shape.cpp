@@ -66,6 +66,12 @@ IntList int_list(const InferContext& ctx, const char* attr, size_t index, int64_
     return l;
   }
   l.given = true;
+  // A statically empty input holds no values to wait for.
+  const ValueType& t = ctx.input(index);
+  if (t.is_static() && t.element_count() == 0) {
+    l.known = true;
+    return l;
+  }
   if (auto v = ctx.constant_ints(index)) {
     l.known = true;
     l.values = std::move(*v);
@@ -295,7 +301,7 @@ void concat(InferContext& ctx) {
   ctx.require(ctx.input_count() > 0, "Concat needs at least one input");
   const DType dtype = ctx.input(0).dtype;
   if (!first) return ctx.set_output(0, unknown(dtype));
-  const int64_t axis = ctx.axis(ctx.attr_int("axis", 0), rank_of(*first));
+  const int64_t axis = ctx.axis(ctx.attr_int("axis", ctx.opset() < 4 ? 1 : 0), rank_of(*first));
   Dims out = first->dims;
   out[static_cast<size_t>(axis)] = 0;
   for (size_t i = 0; i < ctx.input_count(); ++i) {
@@ -326,7 +332,7 @@ void concat(InferContext& ctx) {
 
 Folded concat_fold(InferContext& ctx) {
   const ValueType& out = ctx.outputs()[0];
-  const auto axis = static_cast<size_t>(ctx.axis(ctx.attr_int("axis", 0), rank_of(out)));
+  const auto axis = static_cast<size_t>(ctx.axis(ctx.attr_int("axis", ctx.opset() < 4 ? 1 : 0), rank_of(out)));
   const int64_t outer = product(ctx, out.dims.begin(), out.dims.begin() + static_cast<int64_t>(axis));
   const int64_t inner = product(ctx, out.dims.begin() + static_cast<int64_t>(axis) + 1, out.dims.end());
   std::vector<const Tensor*> ins;
@@ -919,31 +925,42 @@ void eye_like(InferContext& ctx) {
   ctx.set_output(0, out);
 }
 
+// Leaves nodes with an empty output unfolded: the host cannot store an
+// initializer without data yet (to_tensor_proto refuses a null pointer),
+// and the backends run empty tensors fine.
+template <FoldFn Fold>
+Folded nonempty(InferContext& ctx) {
+  for (const ValueType& t : ctx.outputs()) {
+    if (t.element_count() == 0) return std::nullopt;
+  }
+  return Fold(ctx);
+}
+
 }  // namespace
 
 std::vector<OpRule> shape_rules() {
   return {
-      {"Reshape", &reshape, &same_bytes_fold},
-      {"Flatten", &flatten, &same_bytes_fold},
-      {"Squeeze", &squeeze, &same_bytes_fold},
-      {"Unsqueeze", &unsqueeze, &same_bytes_fold},
-      {"Transpose", &transpose, &transpose_fold},
-      {"Concat", &concat, &concat_fold},
-      {"Split", &split, &split_fold},
-      {"Slice", &slice, &slice_fold},
-      {"Gather", &gather, &gather_fold},
+      {"Reshape", &reshape, &nonempty<&same_bytes_fold>},
+      {"Flatten", &flatten, &nonempty<&same_bytes_fold>},
+      {"Squeeze", &squeeze, &nonempty<&same_bytes_fold>},
+      {"Unsqueeze", &unsqueeze, &nonempty<&same_bytes_fold>},
+      {"Transpose", &transpose, &nonempty<&transpose_fold>},
+      {"Concat", &concat, &nonempty<&concat_fold>},
+      {"Split", &split, &nonempty<&split_fold>},
+      {"Slice", &slice, &nonempty<&slice_fold>},
+      {"Gather", &gather, &nonempty<&gather_fold>},
       {"GatherElements", &gather_elements, nullptr},
       {"GatherND", &gather_nd, nullptr},
       {"Scatter", &same_as_data, nullptr},
       {"ScatterElements", &same_as_data, nullptr},
       {"ScatterND", &same_as_data, nullptr},
-      {"Expand", &expand, &expand_fold},
-      {"Tile", &tile, &tile_fold},
+      {"Expand", &expand, &nonempty<&expand_fold>},
+      {"Tile", &tile, &nonempty<&tile_fold>},
       {"Pad", &pad, nullptr},
-      {"Shape", &shape, &shape_fold},
-      {"Size", &size, &size_fold},
-      {"ConstantOfShape", &constant_of_shape, &constant_of_shape_fold},
-      {"Range", &range, &range_fold},
+      {"Shape", &shape, &nonempty<&shape_fold>},
+      {"Size", &size, &nonempty<&size_fold>},
+      {"ConstantOfShape", &constant_of_shape, &nonempty<&constant_of_shape_fold>},
+      {"Range", &range, &nonempty<&range_fold>},
       {"DepthToSpace", &depth_to_space, nullptr},
       {"SpaceToDepth", &space_to_depth, nullptr},
       {"OneHot", &one_hot, nullptr},

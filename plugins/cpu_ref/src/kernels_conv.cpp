@@ -294,8 +294,8 @@ Dims3 transpose_pads(const KernelContext& ctx, const Geometry& g, size_t n) {
     } else if (same || !output_shape.empty()) {
       const int64_t target =
           output_shape.empty() ? g.in[j] * g.stride[j] : output_shape[output_shape.size() - n + i];
-      const int64_t total = g.stride[j] * (g.in[j] - 1) + out_pad[i] +
-                            (g.kernel[j] - 1) * g.dilation[j] + 1 - target;
+      const int64_t total =
+          g.stride[j] * (g.in[j] - 1) + out_pad[i] + (g.kernel[j] - 1) * g.dilation[j] + 1 - target;
       begin[i] = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
     }
   }
@@ -384,8 +384,8 @@ std::optional<std::string> conv_check(const sdk::NodeView& node, const sdk::Grap
     if (auto p = input_dtype_problem(node, graph, i)) return p;
   }
   const auto kernel = node.attr_ints("kernel_shape");
-  if (!kernel.empty() && !std::equal(kernel.begin(), kernel.end(), w->dims().begin() + 2,
-                                     w->dims().end())) {
+  if (!kernel.empty() &&
+      !std::equal(kernel.begin(), kernel.end(), w->dims().begin() + 2, w->dims().end())) {
     return "kernel_shape " + sdk::shape_string(kernel) + " differs from W's spatial dims";
   }
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");

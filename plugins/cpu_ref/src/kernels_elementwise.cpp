@@ -189,11 +189,20 @@ void dispatch(int32_t dtype, F&& f) {
 template <typename F>
 void dispatch_bytes(size_t bytes, F&& f) {
   switch (bytes) {
-    case 1: f.template operator()<uint8_t>(); break;
-    case 2: f.template operator()<uint16_t>(); break;
-    case 4: f.template operator()<uint32_t>(); break;
-    case 8: f.template operator()<uint64_t>(); break;
-    default: corrupt("a tensor has an element size cpu_ref cannot move");
+    case 1:
+      f.template operator()<uint8_t>();
+      break;
+    case 2:
+      f.template operator()<uint16_t>();
+      break;
+    case 4:
+      f.template operator()<uint32_t>();
+      break;
+    case 8:
+      f.template operator()<uint64_t>();
+      break;
+    default:
+      corrupt("a tensor has an element size cpu_ref cannot move");
   }
 }
 
@@ -210,11 +219,21 @@ int64_t count_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Kernels trust the dtypes the artifact declares; this keeps a tampered
+// artifact from reading or writing out of bounds.
+template <typename... T>
+void expect_types(const auto&... buffers) {
+  if (((sdk::dtype_size(buffers.dtype) != sizeof(T)) || ...)) {
+    corrupt("a tensor's dtype does not fit its op");
+  }
+}
+
 // y[i] = f(x[i]) over same-sized tensors.
 template <typename I, typename O, typename F>
 void map_unary(const KernelContext& ctx, const Buffer& in, const Buffer& out, F f) {
   const int64_t n = out.count();
   if (in.count() != n) corrupt("an elementwise op's input and output sizes differ");
+  expect_types<I, O>(in, out);
   const I* x = static_cast<const I*>(in.data);
   O* y = static_cast<O*>(out.data);
   parallel_for(n, workers(ctx, n), [&](int64_t begin, int64_t end) {
@@ -238,8 +257,8 @@ class Broadcast {
     }
     shape_ = same || out.empty() ? std::vector<int64_t>{count_of(out)} : out;
     for (size_t k = 0; k < N; ++k) {
-      const auto strides = same ? std::vector<int64_t>{1}
-                                : broadcast_strides(ins[k]->shape, shape_.size());
+      const auto strides =
+          same ? std::vector<int64_t>{1} : broadcast_strides(ins[k]->shape, shape_.size());
       strides_[k] = strides;
       step_[k] = strides.back();
     }
@@ -301,6 +320,7 @@ void broadcast_each(const KernelContext& ctx, const Broadcast<N>& plan, Fn fn) {
 template <typename A, typename B, typename O, typename F>
 void binary_map(const KernelContext& ctx, const Buffer& a, const Buffer& b, const Buffer& out,
                 F f) {
+  expect_types<A, B, O>(a, b, out);
   const Broadcast<2> plan(out.shape, {&a, &b});
   const A* pa = static_cast<const A*>(a.data);
   const B* pb = static_cast<const B*>(b.data);
@@ -316,8 +336,7 @@ void binary_map(const KernelContext& ctx, const Buffer& a, const Buffer& b, cons
 // Integers wrap: compute in an unsigned type at least as wide as `unsigned`,
 // so neither signed overflow nor promotion to int can overflow.
 template <typename T>
-using Wide =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 template <typename T>
 T negate(T x) {
@@ -688,8 +707,7 @@ template <typename Op, uint32_t Mask = kFloats>
 void unary_kernel(const KernelContext& ctx) {
   const Op op(ctx);
   dispatch<Mask>(ctx.inputs[0].dtype, [&]<typename S>() {
-    map_unary<S, S>(ctx, ctx.inputs[0], ctx.outputs[0],
-                    [&](S x) { return store<S>(op(load(x))); });
+    map_unary<S, S>(ctx, ctx.inputs[0], ctx.outputs[0], [&](S x) { return store<S>(op(load(x))); });
   });
 }
 
@@ -730,8 +748,11 @@ std::pair<Compute<S>, Compute<S>> clip_bounds(const KernelContext& ctx) {
   }
   C lo = kIsFloat<C> ? -limits::infinity() : limits::lowest();
   C hi = kIsFloat<C> ? limits::infinity() : limits::max();
-  if (ctx.has_input(1) && ctx.inputs[1].count() > 0) lo = load(*ctx.inputs[1].as<const S>());
-  if (ctx.has_input(2) && ctx.inputs[2].count() > 0) hi = load(*ctx.inputs[2].as<const S>());
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i) || ctx.inputs[i].count() == 0) continue;
+    expect_types<S>(ctx.inputs[i]);
+    (i == 1 ? lo : hi) = load(*ctx.inputs[i].as<const S>());
+  }
   return {lo, hi};
 }
 
@@ -871,6 +892,7 @@ void compare_kernel(const KernelContext& ctx) {
 void where_kernel(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   dispatch_bytes(sdk::dtype_size(out.dtype), [&]<typename W>() {
+    expect_types<Bool8, W, W, W>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], out);
     const Broadcast<3> plan(out.shape, {&ctx.inputs[0], &ctx.inputs[1], &ctx.inputs[2]});
     const auto* c = ctx.inputs[0].as<const Bool8>();
     const auto* x = ctx.inputs[1].as<const W>();
@@ -933,8 +955,8 @@ void softmax_line(const S* x, S* y, int64_t len, int64_t stride) {
   const double log_sum = std::log(sum);
   for (int64_t j = 0; j < len; ++j) {
     const double shifted = static_cast<double>(load(x[j * stride])) - mx;
-    y[j * stride] = store<S>(K == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum
-                                                         : shifted - log_sum);
+    y[j * stride] =
+        store<S>(K == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum);
   }
 }
 
@@ -945,6 +967,7 @@ void softmax_kernel(const KernelContext& ctx) {
   if (in.shape != out.shape) corrupt("a softmax op's input and output shapes differ");
   const Lines l = softmax_lines(ctx, in.shape);
   dispatch<kFloats>(in.dtype, [&]<typename S>() {
+    expect_types<S, S>(in, out);
     const S* x = in.as<const S>();
     S* y = out.as<S>();
     const int64_t lines = l.outer * l.inner;
@@ -991,7 +1014,8 @@ void dropout_kernel(const KernelContext& ctx) {
   copy_buffer(ctx.inputs[0], ctx.outputs[0]);
   if (ctx.outputs.size() < 2 || ctx.outputs[1].dtype == ENP_DTYPE_UNDEFINED) return;
   const Buffer& mask = ctx.outputs[1];
-  dispatch<kAll>(mask.dtype, [&]<typename S>() { std::fill_n(mask.as<S>(), mask.count(), store<S>(1)); });
+  dispatch<kAll>(mask.dtype,
+                 [&]<typename S>() { std::fill_n(mask.as<S>(), mask.count(), store<S>(1)); });
 }
 
 // ---------------------------------------------------------------------------
@@ -1075,6 +1099,11 @@ std::optional<std::string> softmax_check(const sdk::NodeView& node, const sdk::G
   return std::nullopt;
 }
 
+std::optional<std::string> celu_check(const sdk::NodeView& node, const sdk::GraphView&) {
+  if (node.attr_float("alpha", 1.0) == 0.0) return "alpha=0 divides by zero";
+  return std::nullopt;
+}
+
 std::optional<std::string> gelu_check(const sdk::NodeView& node, const sdk::GraphView&) {
   const std::string a = node.attr_string("approximate", "none");
   if (a != "none" && a != "tanh") return "approximate='" + a + "' is not 'none' or 'tanh'";
@@ -1102,11 +1131,16 @@ std::optional<double> constant_scalar(const sdk::GraphView& g, std::string_view 
   const auto t = g.initializer(name);
   if (!t || t->element_count() != 1) return std::nullopt;
   switch (t->dtype()) {
-    case ENP_DTYPE_BOOL: return t->as<uint8_t>()[0] != 0 ? 1.0 : 0.0;
-    case ENP_DTYPE_FLOAT32: return t->as<float>()[0];
-    case ENP_DTYPE_FLOAT64: return t->as<double>()[0];
-    case ENP_DTYPE_FLOAT16: return half_to_float(t->as<uint16_t>()[0]);
-    default: return std::nullopt;
+    case ENP_DTYPE_BOOL:
+      return t->as<uint8_t>()[0] != 0 ? 1.0 : 0.0;
+    case ENP_DTYPE_FLOAT32:
+      return t->as<float>()[0];
+    case ENP_DTYPE_FLOAT64:
+      return t->as<double>()[0];
+    case ENP_DTYPE_FLOAT16:
+      return half_to_float(t->as<uint16_t>()[0]);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -1135,7 +1169,7 @@ std::vector<OpEntry> elementwise_ops() {
       {"Atan", 7, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_atan>>},
       {"Atanh", 9, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_atanh>>},
       {"Ceil", 6, 0, kFloats, "", nullptr, &unary_kernel<CeilOp>},
-      {"Celu", 12, 0, kFloats, kF64Math, nullptr, &unary_kernel<CeluOp>},
+      {"Celu", 12, 0, kFloats, kF64Math, &celu_check, &unary_kernel<CeluOp>},
       {"Clip", 6, 10, kFloats, "min/max attributes", nullptr, &clip_kernel},
       {"Clip", 11, 0, kNumeric, "min/max optional one-element inputs", &clip_check, &clip_kernel},
       {"Cos", 7, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_cos>>},
@@ -1202,8 +1236,8 @@ std::vector<OpEntry> elementwise_ops() {
        &where_kernel},
       {"Xor", 7, 0, kBool, kBcast, &same_dtypes, &compare_kernel<XorOp, kBool>},
       // Softmax family.
-      {"Hardmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13",
-       &softmax_check, &softmax_kernel<SoftmaxKind::kHardmax>},
+      {"Hardmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13", &softmax_check,
+       &softmax_kernel<SoftmaxKind::kHardmax>},
       {"LogSoftmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13; float64",
        &softmax_check, &softmax_kernel<SoftmaxKind::kLogSoftmax>},
       {"Softmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13; float64",
@@ -1213,8 +1247,8 @@ std::vector<OpEntry> elementwise_ops() {
        &cast_kernel},
       {"CastLike", 15, 0, kAll, "numeric and bool types; float to int truncates", &castlike_check,
        &cast_kernel},
-      {"Dropout", 7, 0, kFloats, "inference only (training_mode a constant false)",
-       &dropout_check, &dropout_kernel},
+      {"Dropout", 7, 0, kFloats, "inference only (training_mode a constant false)", &dropout_check,
+       &dropout_kernel},
       {"Identity", 1, 0, kAll, "tensors only", nullptr, &identity_kernel},
   };
 }

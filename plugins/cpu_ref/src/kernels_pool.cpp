@@ -42,7 +42,7 @@ int64_t first_reaching(int64_t start, int64_t step, int64_t limit) {
 
 // The taps of every output position along one axis.
 struct AxisWindows {
-  std::vector<int64_t> start;  // input coordinate of tap 0
+  std::vector<int64_t> start;   // input coordinate of tap 0
   std::vector<int64_t> lo, hi;  // taps [lo, hi) fall inside the input
   std::vector<int64_t> padded;  // taps inside the explicitly padded input
 };
@@ -91,13 +91,13 @@ AxisWindows axis_windows(const PoolGeometry& g, size_t a) {
     const int64_t start = o * g.stride[a] - g.pad_begin[a];
     const int64_t lo = std::min(g.kernel[a], first_reaching(start, g.dilation[a], 0));
     const int64_t hi = std::min(g.kernel[a], first_reaching(start, g.dilation[a], g.in[a]));
-    const int64_t padded = std::min(
-        g.kernel[a], first_reaching(start, g.dilation[a], g.in[a] + g.pad_end[a]));
+    const int64_t padded =
+        std::min(g.kernel[a], first_reaching(start, g.dilation[a], g.in[a] + g.pad_end[a]));
     w.start.push_back(start);
     w.lo.push_back(lo);
     w.hi.push_back(std::max(lo, hi));
-    w.padded.push_back(std::max<int64_t>(0, padded - first_reaching(start, g.dilation[a],
-                                                                    -g.pad_begin[a])));
+    w.padded.push_back(
+        std::max<int64_t>(0, padded - first_reaching(start, g.dilation[a], -g.pad_begin[a])));
   }
   return w;
 }
@@ -165,15 +165,18 @@ void for_each_output(const PoolGeometry& g, int threads, Fn&& fn) {
 template <typename F>
 void dispatch_pool(int32_t dtype, bool with_int8, F&& f) {
   switch (dtype) {
-    case ENP_DTYPE_FLOAT32: return f.template operator()<float>();
-    case ENP_DTYPE_FLOAT64: return f.template operator()<double>();
+    case ENP_DTYPE_FLOAT32:
+      return f.template operator()<float>();
+    case ENP_DTYPE_FLOAT64:
+      return f.template operator()<double>();
     case ENP_DTYPE_INT8:
       if (with_int8) return f.template operator()<int8_t>();
       break;
     case ENP_DTYPE_UINT8:
       if (with_int8) return f.template operator()<uint8_t>();
       break;
-    default: break;
+    default:
+      break;
   }
   corrupt(std::string("dtype ") + sdk::dtype_name(dtype) + " has no pooling kernel");
 }
@@ -182,37 +185,37 @@ void dispatch_pool(int32_t dtype, bool with_int8, F&& f) {
 // spatial row-major (storage_order 0) or column-major (1).
 int64_t flat_index(const PoolGeometry& g, int64_t plane, int64_t id, int64_t ih, int64_t iw,
                    bool column_major) {
-  const int64_t spatial = column_major ? id + (ih + iw * g.in[1]) * g.in[0]
-                                       : (id * g.in[1] + ih) * g.in[2] + iw;
+  const int64_t spatial =
+      column_major ? id + (ih + iw * g.in[1]) * g.in[0] : (id * g.in[1] + ih) * g.in[2] + iw;
   return plane * g.in_size() + spatial;
 }
 
 void max_pool(const KernelContext& ctx) {
   const PoolGeometry g = pool_geometry(ctx);
   const bool column_major = ctx.attr_int("storage_order", 0) != 0;
-  int64_t* indices = ctx.outputs.size() > 1 && ctx.outputs[1].data ? ctx.outputs[1].as<int64_t>()
-                                                                    : nullptr;
+  int64_t* indices =
+      ctx.outputs.size() > 1 && ctx.outputs[1].data ? ctx.outputs[1].as<int64_t>() : nullptr;
   if (indices && ctx.outputs[1].count() != ctx.outputs[0].count()) corrupt("Indices shape");
   dispatch_pool(ctx.inputs[0].dtype, true, [&]<typename T>() {
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
-    for_each_output(g, ctx.threads, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow,
-                                        int64_t o) {
-      const T* px = x + plane * g.in_size();
-      // The first maximum wins; a window inside the padding only yields
-      // lowest() and index -1.
-      T best = std::numeric_limits<T>::lowest();
-      int64_t at = -1, bd = 0, bh = 0, bw = 0;
-      for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t id, int64_t ih, int64_t iw) {
-        if (at < 0 || px[off] > best) {
-          best = px[off];
-          at = off;
-          bd = id, bh = ih, bw = iw;
-        }
-      });
-      y[o] = best;
-      if (indices) indices[o] = at < 0 ? -1 : flat_index(g, plane, bd, bh, bw, column_major);
-    });
+    for_each_output(
+        g, ctx.threads, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+          const T* px = x + plane * g.in_size();
+          // The first maximum wins; a window inside the padding only yields
+          // lowest() and index -1.
+          T best = std::numeric_limits<T>::lowest();
+          int64_t at = -1, bd = 0, bh = 0, bw = 0;
+          for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t id, int64_t ih, int64_t iw) {
+            if (at < 0 || px[off] > best) {
+              best = px[off];
+              at = off;
+              bd = id, bh = ih, bw = iw;
+            }
+          });
+          y[o] = best;
+          if (indices) indices[o] = at < 0 ? -1 : flat_index(g, plane, bd, bh, bw, column_major);
+        });
   });
 }
 
@@ -222,22 +225,22 @@ void average_pool(const KernelContext& ctx) {
   dispatch_pool(ctx.inputs[0].dtype, false, [&]<typename T>() {
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
-    for_each_output(g, ctx.threads, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow,
-                                        int64_t o) {
-      const T* px = x + plane * g.in_size();
-      double sum = 0;
-      int64_t taps = 0;
-      for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
-        sum += static_cast<double>(px[off]);
-        ++taps;
-      });
-      if (include_pad) {
-        const auto& w = g.windows;
-        taps = w[0].padded[od] * w[1].padded[oh] * w[2].padded[ow];
-      }
-      // An empty window gives 0/0 = NaN, as ONNX's reference does.
-      y[o] = static_cast<T>(sum / static_cast<double>(taps));
-    });
+    for_each_output(g, ctx.threads,
+                    [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+                      const T* px = x + plane * g.in_size();
+                      double sum = 0;
+                      int64_t taps = 0;
+                      for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
+                        sum += static_cast<double>(px[off]);
+                        ++taps;
+                      });
+                      if (include_pad) {
+                        const auto& w = g.windows;
+                        taps = w[0].padded[od] * w[1].padded[oh] * w[2].padded[ow];
+                      }
+                      // An empty window gives 0/0 = NaN, as ONNX's reference does.
+                      y[o] = static_cast<T>(sum / static_cast<double>(taps));
+                    });
   });
 }
 
@@ -262,15 +265,15 @@ void lp_pool(const KernelContext& ctx) {
   dispatch_pool(ctx.inputs[0].dtype, false, [&]<typename T>() {
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
-    for_each_output(g, ctx.threads, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow,
-                                        int64_t o) {
-      const T* px = x + plane * g.in_size();
-      double sum = 0;
-      for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
-        sum += lp_term(static_cast<double>(px[off]), p);
-      });
-      y[o] = static_cast<T>(lp_root(sum, p));
-    });
+    for_each_output(g, ctx.threads,
+                    [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+                      const T* px = x + plane * g.in_size();
+                      double sum = 0;
+                      for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
+                        sum += lp_term(static_cast<double>(px[off]), p);
+                      });
+                      y[o] = static_cast<T>(lp_root(sum, p));
+                    });
   });
 }
 
