@@ -223,13 +223,17 @@ void throw_if_error(enp_status_t* status, const std::string& plugin) {
   throw UserError(s->title, where, s->fix, s->see);
 }
 
-std::vector<enp_tensor_t> tensor_views(const std::vector<Tensor>& tensors) {
+std::vector<enp_tensor_t> tensor_views(std::span<const Tensor> tensors) {
+  // abi.h: NULL dims with rank 0 means "shape unknown", so a scalar's dims
+  // must point somewhere even though there is nothing to read.
+  static const int64_t kScalarDims = 0;
   std::vector<enp_tensor_t> views;
   views.reserve(tensors.size());
   for (const Tensor& t : tensors) {
     views.push_back(enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                                 static_cast<uint32_t>(t.shape.size()), t.shape.data(),
-                                 t.data.data(), t.data.size()});
+                                 static_cast<uint32_t>(t.shape.size()),
+                                 t.shape.empty() ? &kScalarDims : t.shape.data(), t.data.data(),
+                                 t.data.size()});
   }
   return views;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,7 @@ const enp_host_api_t* host_api();
 void throw_if_error(enp_status_t* status, const std::string& plugin);
 
 // Views over tensors owned elsewhere; valid while `tensors` lives unchanged.
-std::vector<enp_tensor_t> tensor_views(const std::vector<Tensor>& tensors);
+std::vector<enp_tensor_t> tensor_views(std::span<const Tensor> tensors);
 
 // Checks a plugin-provided tensor and copies it.
 Tensor copy_tensor(const enp_tensor_t& t, const std::string& what);

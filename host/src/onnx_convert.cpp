@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "error.hpp"
+#include "host_api.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -199,12 +200,7 @@ Tensor type_of(const onnx::ValueInfoProto& v) {
 
 enp_tensor_t GraphViewStorage::add_tensor(Tensor tensor) {
   Tensor& t = tensors_.emplace_back(std::move(tensor));
-  return enp_tensor_t{t.name.c_str(),
-                      static_cast<int32_t>(t.dtype),
-                      static_cast<uint32_t>(t.shape.size()),
-                      t.shape.data(),
-                      t.data.data(),
-                      t.data.size()};
+  return tensor_views({&t, 1})[0];
 }
 
 enp_tensor_t GraphViewStorage::add_type(const onnx::ValueInfoProto& value) {

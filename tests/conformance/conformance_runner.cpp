@@ -4,14 +4,21 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "backend_calls.hpp"
 #include "error.hpp"
@@ -113,7 +120,7 @@ std::optional<Args> parse_args(int argc, char** argv) {
       cxxopts::value<std::string>())("verbose", "name each case before running it, with timings")(
       "slowest", "print the N slowest cases at the end", cxxopts::value<int>()->default_value("0"))(
       "case-timeout", "stop the run if one case takes longer (seconds, 0 = never)",
-      cxxopts::value<unsigned>()->default_value("300"))("h,help", "show this help")(
+      cxxopts::value<unsigned>()->default_value("60"))("h,help", "show this help")(
       "suites", "suites to run", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"suites"});
   const auto r = options.parse(argc, argv);

@@ -20,6 +20,7 @@ struct Compiled {
   std::optional<host::Artifact> artifact;
 };
 
+// "title: where" of a UserError, what() of anything else.
 std::string error_text(const std::exception& e) {
   const auto* u = dynamic_cast<const host::UserError*>(&e);
   return u ? u->title() + ": " + u->where() : e.what();
@@ -105,7 +106,8 @@ Compiled compile(const Target& t, const Case& c, const onnx::ModelProto& source,
     throw;
   }
   if (!m.unbound_weights.empty()) {
-    throw host::UserError("weights not provided", "'" + *m.unbound_weights.begin() + "'", "");
+    throw host::UserError("weights not provided", "'" + *m.unbound_weights.begin() + "'",
+                          "check the suite checkout");
   }
   stage = "query";
   const auto support = host::query_support(t.backend, m.model, t.lower_options);
@@ -223,12 +225,9 @@ CaseResult run_case(const Target& t, const Case& c, const Tolerance& tolerance) 
     } else {
       run_data_sets(t, c, model, tolerance, stage, r);
     }
-  } catch (const host::UserError& e) {
-    r.status = Status::kFail;
-    r.reason = stage + ": " + e.title() + ": " + e.where();
   } catch (const std::exception& e) {
     r.status = Status::kFail;
-    r.reason = stage + ": " + e.what();
+    r.reason = stage + ": " + error_text(e);
   } catch (...) {
     r.status = Status::kFail;
     r.reason = stage + ": unknown exception";

@@ -659,7 +659,8 @@ void pad(InferContext& ctx) {
   } else {
     pads = int_list(ctx, "pads", 1, 11);
   }
-  const IntList axes_arg = ctx.opset() >= 18 ? int_list(ctx, "axes", 3, 18) : IntList{};
+  // Before opset 18 there are no axes: int_list finds no such attribute.
+  const IntList axes_arg = int_list(ctx, "axes", 3, 18);
   if (!pads.known || !axes_arg.known) return ctx.set_output(0, ranked(in.dtype, in.dims.size()));
   Dims axes = axes_arg.values;
   if (!axes_arg.given) {

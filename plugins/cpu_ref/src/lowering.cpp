@@ -25,7 +25,7 @@ std::string dtypes_string(uint32_t mask) {
 std::optional<std::string> value_problem(const sdk::GraphView& g, std::string_view name) {
   const auto v = g.value(name);
   if (!v) return "tensor '" + std::string(name) + "' has no known type";
-  if (!v->raw()->dims && v->raw()->rank == 0) {
+  if (!v->shape_known()) {
     return "tensor '" + std::string(name) + "' has an unknown shape";
   }
   for (int64_t d : v->dims()) {

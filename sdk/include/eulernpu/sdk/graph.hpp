@@ -90,6 +90,9 @@ class TensorView {
   std::span<const int64_t> dims() const { return {t_->dims, t_->rank}; }
   std::vector<int64_t> shape() const { return {dims().begin(), dims().end()}; }
   bool has_data() const { return t_->data != nullptr; }
+  // False only for a type-only value whose shape is unknown (abi.h: NULL
+  // dims with rank 0). A tensor with data always has a known shape.
+  bool shape_known() const { return t_->data != nullptr || t_->dims != nullptr || t_->rank > 0; }
   const void* data() const { return t_->data; }
   uint64_t size_bytes() const { return t_->size_bytes; }
   // Product of dims; -1 if any is unknown.

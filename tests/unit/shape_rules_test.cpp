@@ -1,0 +1,325 @@
+// The IR pass's shape and reduction rules: inference by opset and the
+// constant folding of shape arithmetic, through infer_shapes on small
+// models.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "error.hpp"
+#include "ir/shape_inference.hpp"
+
+namespace eulernpu::host::ir {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// A one-graph model built node by node.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset) {
+    auto* o = model_.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    model_.set_ir_version(8);
+  }
+
+  ModelBuilder& input(const std::string& name, const Dims& dims,
+                      int32_t dtype = onnx::TensorProto::FLOAT) {
+    auto* v = model_.mutable_graph()->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(dtype);
+    auto* shape = t->mutable_shape();
+    for (int64_t d : dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+    }
+    return *this;
+  }
+
+  ModelBuilder& ints(const std::string& name, const Dims& values, const Dims& dims) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
+
+  ModelBuilder& ints(const std::string& name, const Dims& values) {
+    return ints(name, values, {static_cast<int64_t>(values.size())});
+  }
+
+  // Attributes: name -> ints (a single-entry list of an "i:" name is an int).
+  ModelBuilder& node(const std::string& op, const std::vector<std::string>& ins,
+                     const std::vector<std::string>& outs,
+                     const std::map<std::string, Dims>& attrs = {}) {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + std::to_string(model_.graph().node_size()));
+    for (const auto& s : ins) n->add_input(s);
+    for (const auto& s : outs) n->add_output(s);
+    for (const auto& [name, values] : attrs) {
+      auto* a = n->add_attribute();
+      if (name.rfind("i:", 0) == 0) {
+        a->set_name(name.substr(2));
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(values.at(0));
+      } else {
+        a->set_name(name);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int64_t v : values) a->add_ints(v);
+      }
+    }
+    return *this;
+  }
+
+  ModelBuilder& output(const std::string& name) {
+    model_.mutable_graph()->add_output()->set_name(name);
+    return *this;
+  }
+
+  InferStats infer() { return infer_shapes(model_, "test"); }
+  const onnx::ModelProto& model() const { return model_; }
+
+  // The inferred dims of a value (-1 where unknown); empty optional when
+  // its shape is unknown.
+  std::optional<Dims> dims(const std::string& name) const {
+    const auto& g = model_.graph();
+    for (const auto* list : {&g.value_info(), &g.output()}) {
+      for (const auto& v : *list) {
+        if (v.name() != name) continue;
+        const auto& t = v.type().tensor_type();
+        if (!t.has_shape()) return std::nullopt;
+        Dims d;
+        for (const auto& dim : t.shape().dim()) d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+        return d;
+      }
+    }
+    for (const auto& t : g.initializer()) {
+      if (t.name() == name) return Dims(t.dims().begin(), t.dims().end());
+    }
+    return std::nullopt;
+  }
+
+  // The values of a folded int64 initializer.
+  std::optional<Dims> folded(const std::string& name) const {
+    for (const auto& t : model_.graph().initializer()) {
+      if (t.name() != name) continue;
+      Dims v(t.int64_data().begin(), t.int64_data().end());
+      if (v.empty() && !t.raw_data().empty()) {
+        v.resize(t.raw_data().size() / 8);
+        std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+      }
+      return v;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+TEST(ShapeRulesTest, PytorchDynamicReshapeChainFoldsToOneReshape) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4})
+      .ints("zero", {0}, {})
+      .ints("ax0", {0})
+      .ints("minus1", {-1})
+      .node("Shape", {"x"}, {"s"})
+      .node("Gather", {"s", "zero"}, {"n"}, {{"i:axis", {0}}})
+      .node("Unsqueeze", {"n", "ax0"}, {"n1"})
+      .node("Concat", {"n1", "minus1"}, {"shape"}, {{"i:axis", {0}}})
+      .node("Reshape", {"x", "shape"}, {"y"})
+      .output("y");
+  EXPECT_EQ(m.infer().folded_nodes, 4);
+  ASSERT_EQ(m.model().graph().node_size(), 1);
+  EXPECT_EQ(m.folded("shape"), (Dims{2, -1}));
+  EXPECT_EQ(m.dims("y"), (Dims{2, 12}));
+}
+
+TEST(ShapeRulesTest, ReshapeCopiesZerosUnlessAllowzero) {
+  ModelBuilder m(14);
+  m.input("x", {0, 3}).ints("s", {0, 3}).node("Reshape", {"x", "s"}, {"y"}, {{"i:allowzero", {1}}});
+  m.node("Reshape", {"x", "s"}, {"z"}).output("y").output("z");
+  m.infer();
+  EXPECT_EQ(m.dims("y"), (Dims{0, 3}));
+  EXPECT_EQ(m.dims("z"), (Dims{0, 3}));
+}
+
+TEST(ShapeRulesTest, ReshapeRejectsAWrongElementCount) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}).ints("s", {4, 2}).node("Reshape", {"x", "s"}, {"y"}).output("y");
+  EXPECT_THROW(m.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, ReshapeWithUnknownShapeKeepsTheRank) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}).input("s", {3}, onnx::TensorProto::INT64);
+  m.node("Reshape", {"x", "s"}, {"y"}).output("y");
+  m.infer();
+  EXPECT_EQ(m.dims("y"), (Dims{-1, -1, -1}));
+}
+
+TEST(ShapeRulesTest, SqueezeAndUnsqueezeReadAxesByOpset) {
+  ModelBuilder old(11);
+  old.input("x", {1, 3, 1}).node("Squeeze", {"x"}, {"y"}, {{"axes", {-1}}});
+  old.node("Unsqueeze", {"y"}, {"z"}, {{"axes", {0, 3}}}).output("z");
+  old.infer();
+  EXPECT_EQ(old.dims("y"), (Dims{1, 3}));
+  EXPECT_EQ(old.dims("z"), (Dims{1, 1, 3, 1}));
+
+  ModelBuilder now(13);
+  now.input("x", {1, 3, 1}).ints("a", {0}).node("Squeeze", {"x", "a"}, {"y"});
+  now.node("Squeeze", {"x"}, {"all"}).node("Unsqueeze", {"y", "a"}, {"z"});
+  now.output("z").output("all");
+  now.infer();
+  EXPECT_EQ(now.dims("y"), (Dims{3, 1}));
+  EXPECT_EQ(now.dims("all"), (Dims{3}));
+  EXPECT_EQ(now.dims("z"), (Dims{1, 3, 1}));
+}
+
+TEST(ShapeRulesTest, SliceClampsAndStepsBackwards) {
+  ModelBuilder m(13);
+  m.input("x", {5, 6, 7})
+      .ints("st", {-1, 100, 1})
+      .ints("en", {-1000, 0, 1})
+      .ints("ax", {0, 1, 2})
+      .ints("sp", {-2, -3, 1})
+      .node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"})
+      .output("y");
+  m.infer();
+  EXPECT_EQ(m.dims("y"), (Dims{3, 2, 0}));
+}
+
+TEST(ShapeRulesTest, SliceOfAShapeFolds) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).ints("st", {1}).ints("en", {INT64_MAX});
+  m.node("Shape", {"x"}, {"s"}).node("Slice", {"s", "st", "en"}, {"tail"}).output("tail");
+  m.infer();
+  EXPECT_EQ(m.folded("tail"), (Dims{3, 4}));
+}
+
+TEST(ShapeRulesTest, SliceAttributesBeforeOpset10) {
+  ModelBuilder m(9);
+  m.input("x", {5, 6}).node("Slice", {"x"}, {"y"}, {{"starts", {1}}, {"ends", {-1}}, {"axes", {1}}});
+  m.output("y").infer();
+  EXPECT_EQ(m.dims("y"), (Dims{5, 4}));
+}
+
+TEST(ShapeRulesTest, SplitSizesByOpset) {
+  ModelBuilder uneven(18);
+  uneven.input("x", {8, 2}).node("Split", {"x"}, {"a", "b", "c"}, {{"i:num_outputs", {3}}});
+  uneven.output("c").infer();
+  EXPECT_EQ(uneven.dims("a"), (Dims{3, 2}));
+  EXPECT_EQ(uneven.dims("c"), (Dims{2, 2}));
+
+  ModelBuilder attr(11);
+  attr.input("x", {8, 2}).node("Split", {"x"}, {"a", "b"}, {{"split", {5, 3}}}).output("b");
+  attr.infer();
+  EXPECT_EQ(attr.dims("a"), (Dims{5, 2}));
+  EXPECT_EQ(attr.dims("b"), (Dims{3, 2}));
+
+  ModelBuilder odd(13);
+  odd.input("x", {7}).node("Split", {"x"}, {"a", "b"}).output("b");
+  EXPECT_THROW(odd.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, GatherFoldsNegativeIndicesAndLeavesBadOnesToTheBackend) {
+  ModelBuilder m(13);
+  m.ints("d", {10, 20, 30}).ints("i", {-1, 0}).ints("bad", {3});
+  m.node("Gather", {"d", "i"}, {"y"}).node("Gather", {"d", "bad"}, {"z"}).output("y").output("z");
+  m.infer();
+  EXPECT_EQ(m.folded("y"), (Dims{30, 10}));
+  EXPECT_FALSE(m.folded("z").has_value());
+  EXPECT_EQ(m.dims("z"), (Dims{1}));
+}
+
+TEST(ShapeRulesTest, RangeConstantOfShapeExpandTileTransposeFold) {
+  ModelBuilder m(13);
+  m.ints("s", {0}, {}).ints("l", {7}, {}).ints("d", {3}, {}).ints("shape", {2, 1});
+  m.ints("big", {2, 3}).ints("rep", {1, 2});
+  m.node("Range", {"s", "l", "d"}, {"r"}).node("ConstantOfShape", {"shape"}, {"zeros"});
+  m.node("Expand", {"r", "big"}, {"e"}).node("Tile", {"e", "rep"}, {"t"});
+  m.node("Transpose", {"e"}, {"et"});
+  m.output("r").output("zeros").output("t").output("et");
+  EXPECT_EQ(m.infer().folded_nodes, 5);
+  EXPECT_EQ(m.folded("r"), (Dims{0, 3, 6}));
+  EXPECT_EQ(m.dims("zeros"), (Dims{2, 1}));
+  EXPECT_EQ(m.folded("t"), (Dims{0, 3, 6, 0, 3, 6, 0, 3, 6, 0, 3, 6}));
+  EXPECT_EQ(m.folded("et"), (Dims{0, 0, 3, 3, 6, 6}));
+}
+
+TEST(ShapeRulesTest, PadReadsPadsAndAxesByOpset) {
+  ModelBuilder old(10);
+  old.input("x", {2, 3}).node("Pad", {"x"}, {"y"}, {{"pads", {0, 1, 1, -1}}}).output("y");
+  old.infer();
+  EXPECT_EQ(old.dims("y"), (Dims{3, 3}));
+
+  ModelBuilder now(18);
+  now.input("x", {2, 3}).ints("p", {2, 3}).ints("ax", {-1});
+  now.node("Pad", {"x", "p", "", "ax"}, {"y"}).output("y").infer();
+  EXPECT_EQ(now.dims("y"), (Dims{2, 8}));
+}
+
+TEST(ShapeRulesTest, ReduceAxesMoveToAnInputByOp) {
+  ModelBuilder attr(13);
+  attr.input("x", {2, 3, 4}).node("ReduceMean", {"x"}, {"y"}, {{"axes", {-1}}, {"i:keepdims", {0}}});
+  attr.ints("a", {1}).node("ReduceSum", {"x", "a"}, {"s"}).output("y").output("s");
+  attr.infer();
+  EXPECT_EQ(attr.dims("y"), (Dims{2, 3}));
+  EXPECT_EQ(attr.dims("s"), (Dims{2, 1, 4}));
+
+  ModelBuilder input(18);
+  input.input("x", {2, 3, 4}).ints("a", {0, 2}).ints("none", {}, {0});
+  input.node("ReduceMax", {"x", "a"}, {"y"}, {{"i:keepdims", {0}}});
+  input.node("ReduceL2", {"x", "none"}, {"same"}, {{"i:noop_with_empty_axes", {1}}});
+  input.node("ReduceL2", {"x"}, {"all"}).output("y").output("same").output("all");
+  input.infer();
+  EXPECT_EQ(input.dims("y"), (Dims{3}));
+  EXPECT_EQ(input.dims("same"), (Dims{2, 3, 4}));
+  EXPECT_EQ(input.dims("all"), (Dims{1, 1, 1}));
+}
+
+TEST(ShapeRulesTest, ReduceProdOfAShapeFoldsToTheElementCount) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).node("Shape", {"x"}, {"s"});
+  m.node("ReduceProd", {"s"}, {"n"}, {{"i:keepdims", {0}}}).output("n");
+  m.infer();
+  EXPECT_EQ(m.folded("n"), (Dims{24}));
+}
+
+TEST(ShapeRulesTest, ArgMaxTopKAndCumSum) {
+  ModelBuilder m(13);
+  m.input("x", {2, 5}).ints("k", {3});
+  m.node("ArgMax", {"x"}, {"am"}, {{"i:axis", {1}}, {"i:keepdims", {0}}});
+  m.node("TopK", {"x", "k"}, {"v", "i"});
+  m.ints("ax", {0}, {}).node("CumSum", {"x", "ax"}, {"c"});
+  m.output("am").output("v").output("i").output("c").infer();
+  EXPECT_EQ(m.dims("am"), (Dims{2}));
+  EXPECT_EQ(m.dims("v"), (Dims{2, 3}));
+  EXPECT_EQ(m.dims("i"), (Dims{2, 3}));
+  EXPECT_EQ(m.dims("c"), (Dims{2, 5}));
+
+  ModelBuilder big(13);
+  big.input("x", {2, 5}).ints("k", {6}).node("TopK", {"x", "k"}, {"v", "i"}).output("v");
+  EXPECT_THROW(big.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, SpaceDepthFlattenAndConcat) {
+  ModelBuilder m(13);
+  m.input("x", {1, 8, 2, 3}).input("y", {1, 8, -1, 3});
+  m.node("DepthToSpace", {"x"}, {"d"}, {{"i:blocksize", {2}}});
+  m.node("SpaceToDepth", {"d"}, {"s"}, {{"i:blocksize", {2}}});
+  m.node("Flatten", {"x"}, {"f"}, {{"i:axis", {-1}}});
+  m.node("Concat", {"x", "y"}, {"c"}, {{"i:axis", {2}}});
+  m.output("s").output("f").output("c").infer();
+  EXPECT_EQ(m.dims("d"), (Dims{1, 2, 4, 6}));
+  EXPECT_EQ(m.dims("s"), (Dims{1, 8, 2, 3}));
+  EXPECT_EQ(m.dims("f"), (Dims{16, 3}));
+  EXPECT_EQ(m.dims("c"), (Dims{1, 8, -1, 3}));
+}
+
+}  // namespace
+}  // namespace eulernpu::host::ir
