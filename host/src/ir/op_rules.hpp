@@ -97,6 +97,10 @@ std::vector<OpRule> elementwise_rules();
 std::vector<OpRule> nn_rules();
 std::vector<OpRule> shape_rules();
 std::vector<OpRule> reduce_rules();
+std::vector<OpRule> transformer_rules();
+std::vector<OpRule> loss_rules();
+std::vector<OpRule> misc_rules();
+std::vector<OpRule> quant_rules();
 
 // numpy broadcasting of two shapes; nullopt if they do not broadcast.
 // Unknown dims (-1) broadcast to unknown unless the other side decides.

@@ -281,6 +281,7 @@ std::vector<OpRule> elementwise_rules() {
                          "Sigmoid",
                          "HardSigmoid",
                          "HardSwish",
+                         "Swish",
                          "Tanh",
                          "Erf",
                          "Gelu",

@@ -94,6 +94,10 @@ std::vector<OpEntry> pool_ops();
 std::vector<OpEntry> resize_ops();
 std::vector<OpEntry> shape_ops();
 std::vector<OpEntry> reduce_ops();
+std::vector<OpEntry> transformer_ops();
+std::vector<OpEntry> loss_ops();
+std::vector<OpEntry> misc_ops();
+std::vector<OpEntry> quant_ops();
 // The entry for `op_type` at `opset`, or null.
 const OpEntry* find_op(std::string_view op_type, int64_t opset);
 // op_table() as the ABI's declaration array.
