@@ -511,8 +511,10 @@ Folded slice_fold(InferContext& ctx) {
   int64_t offset = 0;
   Dims strides;
   for (size_t d = 0; d < s.size(); ++d) {
-    offset += (*axes)[d].start * s[d];
-    strides.push_back((*axes)[d].step * s[d]);
+    const SliceAxis& a = (*axes)[d];
+    offset += a.length > 0 ? a.start * s[d] : 0;
+    // Two or more elements imply |step| < dim: step * stride cannot overflow.
+    strides.push_back(a.length > 1 ? a.step * s[d] : 0);
   }
   const ValueType& out = ctx.outputs()[0];
   return std::vector<Tensor>{make(out, gather_view(*in, out.dims, offset, strides))};
@@ -729,6 +731,7 @@ std::optional<Tensor> fill_value(const InferContext& ctx) {
     zero.data.assign(4, 0);
     return zero;
   }
+  if (dtype_size(static_cast<DType>(v->data_type())) == 0) return std::nullopt;
   Tensor t = from_tensor_proto(*v);
   if (t.element_count() != 1 || !foldable(&t)) return std::nullopt;
   return t;

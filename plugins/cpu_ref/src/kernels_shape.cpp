@@ -407,7 +407,9 @@ void any_slice(const KernelContext& ctx) {
     seen[d] = true;
     const auto [start, length] = slice_range(in.shape[d], starts[i], ends[i], steps[i]);
     v.dims[d] = length;
-    v.strides[d] = steps[i] * s[d];
+    // With two or more elements |step| < dim, so step * stride cannot
+    // overflow; with fewer the stride is never used.
+    v.strides[d] = length > 1 ? steps[i] * s[d] : 0;
     if (length > 0) v.offset += start * s[d];
   }
   if (v.dims != out.shape) {
@@ -902,6 +904,7 @@ void any_one_hot(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const size_t rank = out.shape.size();
   const auto axis = static_cast<size_t>(axis_for(ctx.attr_int("axis", -1), rank, "OneHot"));
+  if (ctx.inputs[1].count() != 1) value_error("OneHot: depth must hold one value");
   const double depth_value = number_at(ctx.inputs[1], 0);
   const int64_t depth = out.shape[axis];
   if (!(depth_value >= 1 && depth_value < 9.0e18) || static_cast<int64_t>(depth_value) != depth) {
