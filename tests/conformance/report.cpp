@@ -96,6 +96,26 @@ void write_rules(std::ostringstream& out) {
          "passing, for whatever reason, skips included.\n\n";
 }
 
+void write_usage(std::ostringstream& out) {
+  out << "## Running it\n\n"
+         "`ctest -R conformance` runs `conformance.cpu_ref` (all four suites, with "
+         "`--expected` and `--check-docs`) and the runner's self-test. By hand, from the "
+         "repository root:\n\n```sh\n"
+         "build/bin/conformance_runner                     # every suite; one line per case\n"
+         "build/bin/conformance_runner node simple         # some suites\n"
+         "build/bin/conformance_runner --case test_relu --verbose   # one case, with timings\n"
+         "build/bin/conformance_runner --slowest 10        # the slowest cases, on stderr\n"
+         "tests/conformance/run_one.py ../shared/onnx-tests/node/test_relu   # the same "
+         "through the CLI, keeping files\n"
+         "```\n\n"
+         "`--plugin-dir` (default: the build's plugin directory) and `--suite-root` (default: "
+         "`../shared/onnx-tests` beside the source tree) override where plugins and suites are "
+         "found. Cases run in process; a case that crashes the runner is named on stderr, and "
+         "one running longer than `--case-timeout` seconds (default 60) stops the run, named "
+         "too. A case of `expected_pass.txt` that does not pass prints `REGRESSION`; a pass not "
+         "listed prints `NEW PASS` (not an error: extend the list with `--write-expected`).\n\n";
+}
+
 void write_overrides(std::ostringstream& out,
                      const std::map<std::string, ToleranceOverride>& overrides) {
   out << "## Tolerance overrides\n\n"
@@ -265,6 +285,7 @@ std::string render_docs(const std::vector<CaseResult>& results,
       << command << "\n```\n\n"
       << "**" << summary_line(results) << "**\n\n";
   write_rules(out);
+  write_usage(out);
   write_overrides(out, overrides);
   write_tables(out, results, suites);
   write_failures(out, results);

@@ -93,7 +93,8 @@ class ModelBuilder {
         const auto& t = v.type().tensor_type();
         if (!t.has_shape()) return std::nullopt;
         Dims d;
-        for (const auto& dim : t.shape().dim()) d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+        for (const auto& dim : t.shape().dim())
+          d.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
         return d;
       }
     }
@@ -203,7 +204,8 @@ TEST(ShapeRulesTest, SliceOfAShapeFolds) {
 
 TEST(ShapeRulesTest, SliceAttributesBeforeOpset10) {
   ModelBuilder m(9);
-  m.input("x", {5, 6}).node("Slice", {"x"}, {"y"}, {{"starts", {1}}, {"ends", {-1}}, {"axes", {1}}});
+  m.input("x", {5, 6})
+      .node("Slice", {"x"}, {"y"}, {{"starts", {1}}, {"ends", {-1}}, {"axes", {1}}});
   m.output("y").infer();
   EXPECT_EQ(m.dims("y"), (Dims{5, 4}));
 }
@@ -265,7 +267,8 @@ TEST(ShapeRulesTest, PadReadsPadsAndAxesByOpset) {
 
 TEST(ShapeRulesTest, ReduceAxesMoveToAnInputByOp) {
   ModelBuilder attr(13);
-  attr.input("x", {2, 3, 4}).node("ReduceMean", {"x"}, {"y"}, {{"axes", {-1}}, {"i:keepdims", {0}}});
+  attr.input("x", {2, 3, 4})
+      .node("ReduceMean", {"x"}, {"y"}, {{"axes", {-1}}, {"i:keepdims", {0}}});
   attr.ints("a", {1}).node("ReduceSum", {"x", "a"}, {"s"}).output("y").output("s");
   attr.infer();
   EXPECT_EQ(attr.dims("y"), (Dims{2, 3}));

@@ -62,11 +62,11 @@ void reduce(InferContext& ctx) {
   const auto rank = static_cast<int64_t>(in.dims.size());
   const auto axes = reduce_axes(ctx, rank);
   if (!axes) {
-    return ctx.set_output(0, keepdims ? ValueType{in.dtype, Dims(in.dims.size(), -1), true}
-                                      : unknown(in.dtype));
+    return ctx.set_output(
+        0, keepdims ? ValueType{in.dtype, Dims(in.dims.size(), -1), true} : unknown(in.dtype));
   }
-  const bool noop = ctx.opset() >= axes_input_since(ctx) &&
-                    ctx.attr_int("noop_with_empty_axes", 0) != 0;
+  const bool noop =
+      ctx.opset() >= axes_input_since(ctx) && ctx.attr_int("noop_with_empty_axes", 0) != 0;
   if (axes->empty() && noop) return ctx.set_output(0, in);
   ctx.set_output(0, ValueType{in.dtype, reduced_dims(in, *axes, keepdims), true});
 }
@@ -81,8 +81,8 @@ std::optional<std::vector<Tensor>> int64_reduce_fold(InferContext& ctx) {
     return std::nullopt;
   }
   const auto axes = reduce_axes(ctx, static_cast<int64_t>(in->shape.size()));
-  const bool noop = ctx.opset() >= axes_input_since(ctx) &&
-                    ctx.attr_int("noop_with_empty_axes", 0) != 0;
+  const bool noop =
+      ctx.opset() >= axes_input_since(ctx) && ctx.attr_int("noop_with_empty_axes", 0) != 0;
   if (!axes || (axes->empty() && noop) || out.element_count() == 0) return std::nullopt;
   // Accumulate in uint64: wraps like the kernel instead of overflowing.
   std::vector<uint64_t> acc(out.element_count(), Product ? 1 : 0);
@@ -135,9 +135,9 @@ void top_k(InferContext& ctx) {
     k = v->front();
     ctx.require(k >= 0, "K must be non-negative");
   }
-  ctx.require(k < 0 || in.dims[axis] < 0 || k <= in.dims[axis],
-              "K = " + std::to_string(k) + " exceeds the axis size " +
-                  std::to_string(in.dims[axis]));
+  ctx.require(
+      k < 0 || in.dims[axis] < 0 || k <= in.dims[axis],
+      "K = " + std::to_string(k) + " exceeds the axis size " + std::to_string(in.dims[axis]));
   Dims out = in.dims;
   out[axis] = k;
   ctx.set_output(0, ValueType{in.dtype, out, true});

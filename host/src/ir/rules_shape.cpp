@@ -154,9 +154,9 @@ Dims reshape_dims(const InferContext& ctx, const ValueType& in, Dims shape, bool
   for (size_t i = 0; i < shape.size(); ++i) {
     ctx.require(shape[i] >= -1, "shape entry " + std::to_string(shape[i]) + " is invalid");
     if (shape[i] != 0 || allowzero) continue;
-    ctx.require(!in.known || i < in.dims.size(),
-                "shape entry " + std::to_string(i) + " is 0 (copy) but the input has rank " +
-                    std::to_string(in.dims.size()));
+    ctx.require(!in.known || i < in.dims.size(), "shape entry " + std::to_string(i) +
+                                                     " is 0 (copy) but the input has rank " +
+                                                     std::to_string(in.dims.size()));
     shape[i] = in.known ? in.dims[i] : -1;
   }
   const int64_t total = in.known ? product(ctx, in.dims) : -1;
@@ -188,8 +188,8 @@ void reshape(InferContext& ctx) {
       // Unknown values; the rank is the shape input's length, if known.
       const ValueType& s = ctx.input(1);
       const bool rank_known = s.known && s.dims.size() == 1 && s.dims[0] >= 0;
-      return ctx.set_output(0, rank_known ? ranked(in.dtype, static_cast<size_t>(s.dims[0]))
-                                          : unknown(in.dtype));
+      return ctx.set_output(
+          0, rank_known ? ranked(in.dtype, static_cast<size_t>(s.dims[0])) : unknown(in.dtype));
     }
   }
   const bool allowzero = ctx.attr_int("allowzero", 0) != 0;
@@ -229,8 +229,8 @@ void squeeze(InferContext& ctx) {
     if (std::find(a.begin(), a.end(), d) == a.end()) {
       out.push_back(dim);
     } else {
-      ctx.require(dim == 1 || dim < 0, "cannot squeeze axis " + std::to_string(d) + " of size " +
-                                           std::to_string(dim));
+      ctx.require(dim == 1 || dim < 0,
+                  "cannot squeeze axis " + std::to_string(d) + " of size " + std::to_string(dim));
     }
   }
   ctx.set_output(0, ValueType{in.dtype, out, true});
@@ -311,9 +311,9 @@ void concat(InferContext& ctx) {
       out[static_cast<size_t>(axis)] = -1;
       continue;
     }
-    ctx.require(t.dims.size() == out.size(), "inputs have different ranks: " +
-                                                 shape_string(first->dims) + " and " +
-                                                 shape_string(t.dims));
+    ctx.require(t.dims.size() == out.size(),
+                "inputs have different ranks: " + shape_string(first->dims) + " and " +
+                    shape_string(t.dims));
     for (size_t d = 0; d < out.size(); ++d) {
       int64_t& o = out[d];
       if (static_cast<int64_t>(d) == axis) {
@@ -332,9 +332,12 @@ void concat(InferContext& ctx) {
 
 Folded concat_fold(InferContext& ctx) {
   const ValueType& out = ctx.outputs()[0];
-  const auto axis = static_cast<size_t>(ctx.axis(ctx.attr_int("axis", ctx.opset() < 4 ? 1 : 0), rank_of(out)));
-  const int64_t outer = product(ctx, out.dims.begin(), out.dims.begin() + static_cast<int64_t>(axis));
-  const int64_t inner = product(ctx, out.dims.begin() + static_cast<int64_t>(axis) + 1, out.dims.end());
+  const auto axis =
+      static_cast<size_t>(ctx.axis(ctx.attr_int("axis", ctx.opset() < 4 ? 1 : 0), rank_of(out)));
+  const int64_t outer =
+      product(ctx, out.dims.begin(), out.dims.begin() + static_cast<int64_t>(axis));
+  const int64_t inner =
+      product(ctx, out.dims.begin() + static_cast<int64_t>(axis) + 1, out.dims.end());
   std::vector<const Tensor*> ins;
   for (size_t i = 0; i < ctx.input_count(); ++i) {
     if (!foldable(ctx.constant(i))) return std::nullopt;
@@ -378,8 +381,8 @@ Dims split_sizes(InferContext& ctx, int64_t dim) {
   if (dim < 0) return Dims(n, -1);
   const auto parts = static_cast<int64_t>(n);
   if (ctx.opset() < 18) {
-    ctx.require(dim % parts == 0, "axis of size " + std::to_string(dim) +
-                                      " does not split into " + std::to_string(n) + " equal parts");
+    ctx.require(dim % parts == 0, "axis of size " + std::to_string(dim) + " does not split into " +
+                                      std::to_string(n) + " equal parts");
     return Dims(n, dim / parts);
   }
   // Opset 18: ceil-sized chunks, the last one smaller.
@@ -415,8 +418,8 @@ Folded split_fold(InferContext& ctx) {
   int64_t start = 0;
   for (size_t i = 0; i < ctx.output_count(); ++i) {
     const ValueType& t = ctx.outputs()[i];
-    out.push_back(make(t, gather_view(*in, t.dims, start * strides[static_cast<size_t>(axis)],
-                                      strides)));
+    out.push_back(
+        make(t, gather_view(*in, t.dims, start * strides[static_cast<size_t>(axis)], strides)));
     start += t.dims[static_cast<size_t>(axis)];
   }
   return out;
@@ -447,7 +450,9 @@ SliceAxis slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step) {
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
     const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
-    s.length = start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1 : 0;
+    s.length = start > end
+                   ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1
+                   : 0;
   }
   s.start = start;
   return s;
@@ -472,9 +477,9 @@ std::optional<std::vector<SliceAxis>> slice_axes(InferContext& ctx, const ValueT
   }
   if (!starts.known || !ends.known || !axes.known || !steps.known) return std::nullopt;
   const size_t n = starts.values.size();
-  ctx.require(ends.values.size() == n && touched->size() == n &&
-                  (!steps.given || steps.values.size() == n),
-              "starts, ends, axes and steps must have the same length");
+  ctx.require(
+      ends.values.size() == n && touched->size() == n && (!steps.given || steps.values.size() == n),
+      "starts, ends, axes and steps must have the same length");
   std::vector<SliceAxis> out(in.dims.size());
   for (size_t d = 0; d < out.size(); ++d) out[d].length = in.dims[d];
   for (size_t i = 0; i < n; ++i) {
@@ -598,8 +603,8 @@ void expand(InferContext& ctx) {
   }
   for (int64_t d : *shape) ctx.require(d >= 0, "shape entries must be non-negative");
   const auto out = broadcast_shapes(in.dims, *shape);
-  ctx.require(out.has_value(), "input " + shape_string(in.dims) + " does not broadcast to " +
-                                   shape_string(*shape));
+  ctx.require(out.has_value(),
+              "input " + shape_string(in.dims) + " does not broadcast to " + shape_string(*shape));
   ctx.set_output(0, ValueType{in.dtype, *out, true});
 }
 
@@ -804,7 +809,8 @@ std::optional<int64_t> range_length(const InferContext& ctx) {
     // The distance fits uint64 even when limit - start overflows int64.
     const uint64_t span = delta > 0 ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
                                     : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
-    const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+    const uint64_t step =
+        delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
     const uint64_t n = span / step + (span % step != 0);
     ctx.require(n <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
                 "Range is too long");
@@ -857,9 +863,9 @@ Folded range_fold(InferContext& ctx) {
                                                        static_cast<int32_t>(d->front()))};
     }
     case DType::kFloat32:
-      return std::vector<Tensor>{
-          range_values<float>(out, static_cast<float>(*constant_number(ctx, 0)),
-                              static_cast<float>(*constant_number(ctx, 2)))};
+      return std::vector<Tensor>{range_values<float>(out,
+                                                     static_cast<float>(*constant_number(ctx, 0)),
+                                                     static_cast<float>(*constant_number(ctx, 2)))};
     case DType::kFloat64:
       return std::vector<Tensor>{
           range_values<double>(out, *constant_number(ctx, 0), *constant_number(ctx, 2))};
@@ -882,10 +888,10 @@ void depth_to_space(InferContext& ctx) {
   ctx.require(c < 0 || c % (b * b) == 0,
               "channels " + std::to_string(c) + " are not a multiple of blocksize^2");
   auto scale = [&](int64_t d) { return d < 0 ? -1 : product(ctx, Dims{d, b}); };
-  ctx.set_output(0, ValueType{in.dtype,
-                              {in.dims[0], c < 0 ? -1 : c / (b * b), scale(in.dims[2]),
-                               scale(in.dims[3])},
-                              true});
+  ctx.set_output(
+      0, ValueType{in.dtype,
+                   {in.dims[0], c < 0 ? -1 : c / (b * b), scale(in.dims[2]), scale(in.dims[3])},
+                   true});
 }
 
 void space_to_depth(InferContext& ctx) {
@@ -900,8 +906,8 @@ void space_to_depth(InferContext& ctx) {
   }
   auto shrink = [&](int64_t d) { return d < 0 ? -1 : d / b; };
   const int64_t c = in.dims[1] < 0 ? -1 : product(ctx, Dims{in.dims[1], b, b});
-  ctx.set_output(0, ValueType{in.dtype, {in.dims[0], c, shrink(in.dims[2]), shrink(in.dims[3])},
-                              true});
+  ctx.set_output(
+      0, ValueType{in.dtype, {in.dims[0], c, shrink(in.dims[2]), shrink(in.dims[3])}, true});
 }
 
 void one_hot(InferContext& ctx) {
@@ -914,8 +920,7 @@ void one_hot(InferContext& ctx) {
   Dims out = indices.dims;
   int64_t d = -1;
   if (depth) {
-    ctx.require(std::isfinite(*depth) && *depth >= 1 && *depth < 9.0e18,
-                "depth must be positive");
+    ctx.require(std::isfinite(*depth) && *depth >= 1 && *depth < 9.0e18, "depth must be positive");
     d = static_cast<int64_t>(*depth);
   }
   out.insert(out.begin() + static_cast<int64_t>(axis), d);

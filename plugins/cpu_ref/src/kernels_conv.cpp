@@ -4,17 +4,21 @@
 //
 // Every spatial attribute is normalized to three dims (D, H, W): 1-D and
 // 2-D convs get leading unit dims, so one im2col/col2im serves every rank.
-#include <cblas.h>
-
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cstring>
 
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
+
+// Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
+// contiguous (op(A) m x k, op(B) k x n), the same bytes for every `threads`.
+// Defined in kernels_nn.cpp (the declaration belongs in kernel_util.hpp).
+void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, const float* b, float beta, float* c, int threads);
+
 namespace {
 
 using Dims3 = std::array<int64_t, 3>;
@@ -23,29 +27,6 @@ constexpr size_t kMaxSpatial = 3;
 [[noreturn]] void corrupt(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref convolution: " + what,
                    "recompile the artifact with 'eulernpu compile'");
-}
-
-int blas_int(int64_t v) {
-  if (v < 0 || v > INT_MAX) {
-    throw sdk::Error(ENP_RESOURCE_EXHAUSTED, "tensor too large for BLAS",
-                     "a GEMM dimension of " + std::to_string(v) + " exceeds the int range",
-                     "split the model's tensors into smaller ones");
-  }
-  return static_cast<int>(v);
-}
-
-// Row-major C = alpha * op(A) * op(B) + beta * C; tolerates empty dims,
-// which cblas does not.
-void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
-           float beta, float* c) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              blas_int(m), blas_int(n), blas_int(k), 1.0f, a, blas_int(ta ? m : k), b,
-              blas_int(tb ? k : n), beta, c, blas_int(n));
 }
 
 struct Geometry {
@@ -270,8 +251,8 @@ void f32_conv(const KernelContext& ctx) {
       float* yg = y + (n * g.out_channels + gi * mg) * out_size;
       fill_bias(yg, bias ? bias + gi * mg : nullptr, mg, out_size);
       if (!pointwise) im2col(xg, g, cg, col.data(), ctx.threads);
-      sgemm(false, false, mg, out_size, kc, w + gi * mg * kc, pointwise ? xg : col.data(),
-            bias ? 1.0f : 0.0f, yg);
+      sgemm_f32(false, false, mg, out_size, kc, 1.0f, w + gi * mg * kc, pointwise ? xg : col.data(),
+                bias ? 1.0f : 0.0f, yg, ctx.threads);
     }
   }
 }
@@ -359,7 +340,8 @@ void f32_conv_transpose(const KernelContext& ctx) {
       float* yg = y + (n * g.out_channels + gi * mg) * out_size;
       fill_bias(yg, bias ? bias + gi * mg : nullptr, mg, out_size);
       // W's group slice is (cg, mg * ksize): columns = slice^T * X_g.
-      sgemm(true, false, rows, in_size, cg, w + gi * cg * rows, xg, 0.0f, col.data());
+      sgemm_f32(true, false, rows, in_size, cg, 1.0f, w + gi * cg * rows, xg, 0.0f, col.data(),
+                ctx.threads);
       col2im(col.data(), g, mg, yg, ctx.threads);
     }
   }

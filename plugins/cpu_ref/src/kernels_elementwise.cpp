@@ -688,6 +688,16 @@ struct CeluOp {
   }
 };
 
+struct SwishOp {
+  double alpha;
+  explicit SwishOp(const KernelContext& ctx) : alpha(ctx.attr_float("alpha", 1.0)) {}
+  template <typename T>
+  double operator()(T x) const {
+    const auto v = static_cast<double>(x);
+    return v * d_sigmoid(alpha * v);
+  }
+};
+
 struct GeluOp {
   bool tanh_approx;
   explicit GeluOp(const KernelContext& ctx)
@@ -1201,6 +1211,7 @@ std::vector<OpEntry> elementwise_ops() {
       {"Softplus", 1, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&softplus>>},
       {"Softsign", 1, 0, kFloats, "", nullptr, &unary_kernel<SoftsignOp>},
       {"Sqrt", 6, 0, kFloats, "", nullptr, &unary_kernel<Math<&d_sqrt>>},
+      {"Swish", 24, 0, kFloats, kF64Math, nullptr, &unary_kernel<SwishOp>},
       {"Tan", 7, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_tan>>},
       {"Tanh", 6, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_tanh>>},
       {"ThresholdedRelu", 10, 0, kFloats, "", nullptr, &unary_kernel<ThresholdedReluOp>},

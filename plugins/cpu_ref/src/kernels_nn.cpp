@@ -1,7 +1,10 @@
-// GEMM-shaped kernels (Gemm, MatMul) through OpenBLAS. The executor sets
-// OpenBLAS's thread count from --threads; OpenBLAS splits C by rows and
-// columns, never along K, so a given thread count gives the same bytes on
-// every run.
+// GEMM-shaped kernels (Gemm, MatMul) through OpenBLAS, and the sgemm that
+// cpu_ref's convolutions share.
+//
+// Results are the same bytes for every --threads value: OpenBLAS runs
+// single-threaded (its multi-threaded split, and so its rounding, follows
+// the thread count), on blocks of C fixed by the shape alone, and the
+// kernel's threads share out the blocks.
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,7 +14,21 @@
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
+
+// Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
+// contiguous (op(A) m x k, op(B) k x n), the same bytes for every `threads`.
+// Defined in kernels_nn.cpp.
+void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, const float* b, float beta, float* c, int threads);
+
 namespace {
+
+// C is split into at most kMaxBlocks blocks of at least kMinBlock columns
+// (rows when C is narrow); below kMinSplitFlops one call beats starting
+// threads.
+constexpr int64_t kMaxBlocks = 16;
+constexpr int64_t kMinBlock = 64;
+constexpr double kMinSplitFlops = 4e6;
 
 [[noreturn]] void corrupt(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref GEMM: " + what,
@@ -27,18 +44,70 @@ int blas_int(int64_t v) {
   return static_cast<int>(v);
 }
 
-// Row-major sgemm: C = alpha * op(A) * op(B) + beta * C; tolerates empty
-// dims, which cblas does not.
-void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           const float* b, float beta, float* c) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0 ? 0.0f : beta * c[i];
+// Makes OpenBLAS single-threaded for its lifetime, then restores the
+// executor's setting. Only the kernel's calling thread may create one.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+  ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
+// contiguous; op(A) is m x k, op(B) k x n.
+struct Gemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const float* a;
+  const float* b;
+  float beta;
+  float* c;
+
+  int64_t lda() const { return trans_a ? m : k; }
+  int64_t ldb() const { return trans_b ? k : n; }
+};
+
+// Rows [r0, r0 + rows) and columns [c0, c0 + cols) of C, one cblas call.
+void gemm_block(const Gemm& g, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
+  const float* a = g.a + (g.trans_a ? r0 : r0 * g.lda());
+  const float* b = g.b + (g.trans_b ? c0 * g.ldb() : c0);
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
+              g.trans_b ? CblasTrans : CblasNoTrans, blas_int(rows), blas_int(cols), blas_int(g.k),
+              g.alpha, a, blas_int(g.lda()), b, blas_int(g.ldb()), g.beta, g.c + r0 * g.n + c0,
+              blas_int(g.n));
+}
+
+// The GEMM in blocks fixed by its shape, shared by `threads` workers.
+// OpenBLAS must be single-threaded (SingleThreadedBlas).
+void gemm_blocks(const Gemm& g, int threads) {
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {
+    for (int64_t i = 0; i < g.m * g.n; ++i) g.c[i] = g.beta == 0 ? 0.0f : g.beta * g.c[i];
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              blas_int(m), blas_int(n), blas_int(k), alpha, a, blas_int(ta ? m : k), b,
-              blas_int(tb ? k : n), beta, c, blas_int(n));
+  const bool by_rows = g.n < 2 * kMinBlock && g.m >= 2 * kMinBlock;
+  const int64_t extent = by_rows ? g.m : g.n;
+  const double flops =
+      2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  // Blocks a multiple of 16 wide, the micro-kernels' widest unroll.
+  const int64_t per = ((extent + kMaxBlocks - 1) / kMaxBlocks + 15) / 16 * 16;
+  const int64_t block = flops < kMinSplitFlops ? extent : std::max(kMinBlock, per);
+  const int64_t blocks = (extent + block - 1) / block;
+  parallel_for(blocks, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t lo = i * block, len = std::min(block, extent - lo);
+      if (by_rows) {
+        gemm_block(g, lo, len, 0, g.n);
+      } else {
+        gemm_block(g, 0, g.m, lo, len);
+      }
+    }
+  });
 }
 
 std::vector<int64_t> batch_dims(const std::vector<int64_t>& s) { return {s.begin(), s.end() - 2}; }
@@ -62,27 +131,32 @@ std::vector<int64_t> broadcast_batch(const std::vector<int64_t>& a, const std::v
   return out;
 }
 
-// One sgemm per output batch, A and B indexed through broadcast strides.
+// One GEMM per output batch, A and B indexed through broadcast strides; the
+// batches are shared among the threads, each batch's blocks among the
+// threads a batch gets.
 void batched_matmul(const Buffer& a, const Buffer& b, const std::vector<int64_t>& batch, int64_t m,
-                    int64_t n, int64_t k, float* out) {
+                    int64_t n, int64_t k, float* out, int threads) {
   const size_t rank = batch.size();
   const auto sa = broadcast_strides(batch_dims(a.shape), rank);
   const auto sb = broadcast_strides(batch_dims(b.shape), rank);
-  std::vector<int64_t> idx(rank, 0);
   const int64_t batches = product(batch);
-  for (int64_t t = 0; t < batches; ++t) {
-    int64_t oa = 0, ob = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      oa += idx[d] * sa[d];
-      ob += idx[d] * sb[d];
+  const int inner = std::max<int>(
+      1, threads / static_cast<int>(std::min<int64_t>(std::max<int64_t>(batches, 1), threads)));
+  SingleThreadedBlas blas;
+  parallel_for(batches, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t oa = 0, ob = 0, rest = t;
+      for (size_t d = rank; d-- > 0;) {
+        const int64_t i = rest % batch[d];
+        rest /= batch[d];
+        oa += i * sa[d];
+        ob += i * sb[d];
+      }
+      gemm_blocks({false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k,
+                   b.as<float>() + ob * k * n, 0.0f, out + t * m * n},
+                  inner);
     }
-    sgemm(false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k, b.as<float>() + ob * k * n, 0.0f,
-          out + t * m * n);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < batch[d]) break;
-      idx[d] = 0;
-    }
-  }
+  });
 }
 
 void f32_matmul(const KernelContext& ctx) {
@@ -101,11 +175,11 @@ void f32_matmul(const KernelContext& ctx) {
   if (product(batch_dims(b.shape)) == 1) {
     // B is one matrix: A's batches stack into the rows of a single GEMM,
     // which OpenBLAS runs far better than many small ones.
-    sgemm(false, false, product(batch) * m, n, k, 1.0f, a.as<float>(), b.as<float>(), 0.0f,
-          out.as<float>());
+    sgemm_f32(false, false, product(batch) * m, n, k, 1.0f, a.as<float>(), b.as<float>(), 0.0f,
+              out.as<float>(), ctx.threads);
     return;
   }
-  batched_matmul(a, b, batch, m, n, k, out.as<float>());
+  batched_matmul(a, b, batch, m, n, k, out.as<float>(), ctx.threads);
 }
 
 void f32_gemm(const KernelContext& ctx) {
@@ -138,7 +212,7 @@ void f32_gemm(const KernelContext& ctx) {
     }
     gemm_beta = beta;
   }
-  sgemm(ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), gemm_beta, py);
+  sgemm_f32(ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), gemm_beta, py, ctx.threads);
 }
 
 std::optional<std::string> float_inputs_problem(const sdk::NodeView& node,
@@ -164,6 +238,12 @@ std::optional<std::string> gemm_check(const sdk::NodeView& node, const sdk::Grap
 }
 
 }  // namespace
+
+void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, const float* b, float beta, float* c, int threads) {
+  SingleThreadedBlas blas;
+  gemm_blocks({trans_a, trans_b, m, n, k, alpha, a, b, beta, c}, threads);
+}
 
 std::vector<OpEntry> nn_ops() {
   return {

@@ -388,11 +388,9 @@ void top_k(const KernelContext& ctx) {
       for (int64_t i = 0; i < s.inner; ++i) {
         const T* row = x + o * s.length * s.inner + i;
         std::iota(order.begin(), order.end(), int64_t{0});
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [&](int64_t a, int64_t b) {
-                            return ranks_before(row[a * s.inner], a, row[b * s.inner], b,
-                                                largest);
-                          });
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+          return ranks_before(row[a * s.inner], a, row[b * s.inner], b, largest);
+        });
         for (int64_t j = 0; j < k; ++j) {
           const int64_t at = (o * k + j) * s.inner + i;
           vy[at] = row[order[static_cast<size_t>(j)] * s.inner];
@@ -466,14 +464,12 @@ constexpr const char* kReduceNote =
 std::vector<OpEntry> reduce_ops() {
   return {
       {"ArgMax", 1, 0, kNumbers, "select_last_index; first NaN wins", nullptr, &arg_kernel<true>},
-      {"ArgMin", 1, 0, kNumbers, "select_last_index; first NaN wins", nullptr,
-       &arg_kernel<false>},
+      {"ArgMin", 1, 0, kNumbers, "select_last_index; first NaN wins", nullptr, &arg_kernel<false>},
       {"CumSum", 11, 0, kCumSum, "exclusive, reverse; float accumulates in float64",
        &check_int_second, &cum_sum},
       {"ReduceL1", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kL1>},
       {"ReduceL2", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kL2>},
-      {"ReduceLogSum", 1, 0, kNumbers, kReduceNote, &check_int_second,
-       &reduce_kernel<Op::kLogSum>},
+      {"ReduceLogSum", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kLogSum>},
       {"ReduceLogSumExp", 1, 0, kNumbers, kReduceNote, &check_int_second,
        &reduce_kernel<Op::kLogSumExp>},
       {"ReduceMax", 1, 0, kNumbers | kBool, kReduceNote, &check_int_second,

@@ -47,11 +47,20 @@ std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
 template <typename F>
 void dispatch_width(int32_t dtype, F&& f) {
   switch (sdk::dtype_size(dtype)) {
-    case 1: f.template operator()<uint8_t>(); break;
-    case 2: f.template operator()<uint16_t>(); break;
-    case 4: f.template operator()<uint32_t>(); break;
-    case 8: f.template operator()<uint64_t>(); break;
-    default: require_shapes(false, std::string("no element width for ") + sdk::dtype_name(dtype));
+    case 1:
+      f.template operator()<uint8_t>();
+      break;
+    case 2:
+      f.template operator()<uint16_t>();
+      break;
+    case 4:
+      f.template operator()<uint32_t>();
+      break;
+    case 8:
+      f.template operator()<uint64_t>();
+      break;
+    default:
+      require_shapes(false, std::string("no element width for ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -189,8 +198,8 @@ void copy_view(const KernelContext& ctx, const Buffer& in, const View& v, void* 
 
 // Strides that read `in` broadcast to `out` (0 along broadcast dims).
 Dims broadcast_to(const Dims& in, const Dims& out) {
-  require_shapes(in.size() <= out.size(), "cannot broadcast " + dims_string(in) + " to " +
-                                              dims_string(out));
+  require_shapes(in.size() <= out.size(),
+                 "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
   const Dims s = strides_of(in);
   Dims strides(out.size(), 0);
   for (size_t i = 0; i < in.size(); ++i) {
@@ -242,6 +251,10 @@ void any_reshape(const KernelContext& ctx) {
   if (target != ctx.outputs[0].shape) {
     value_error("Reshape: the shape input gives " + dims_string(target) +
                 " but the model was compiled for " + dims_string(ctx.outputs[0].shape));
+  }
+  if (product(target) != ctx.inputs[0].count()) {
+    value_error("Reshape: shape " + dims_string(target) + " does not hold the " +
+                std::to_string(ctx.inputs[0].count()) + " elements of the input");
   }
   copy_all(ctx.inputs[0], ctx.outputs[0]);
 }
@@ -314,15 +327,15 @@ void any_concat(const KernelContext& ctx) {
   const auto axis = static_cast<size_t>(
       axis_for(ctx.attr_int("axis", ctx.opset < 4 ? 1 : 0), out.shape.size(), "Concat"));
   const int64_t outer = product(out.shape.begin(), out.shape.begin() + static_cast<int64_t>(axis));
-  const int64_t inner = product(out.shape.begin() + static_cast<int64_t>(axis) + 1, out.shape.end());
+  const int64_t inner =
+      product(out.shape.begin() + static_cast<int64_t>(axis) + 1, out.shape.end());
   const size_t w = width(out);
   int64_t along = 0;
   for (const Buffer& in : ctx.inputs) {
     Dims expect = out.shape;
     expect[axis] = in.shape.size() == out.shape.size() ? in.shape[axis] : -1;
-    require_shapes(in.shape == expect && in.dtype == out.dtype, "Concat: input " +
-                                                                     dims_string(in.shape) +
-                                                                     " does not fit the output");
+    require_shapes(in.shape == expect && in.dtype == out.dtype,
+                   "Concat: input " + dims_string(in.shape) + " does not fit the output");
     along += in.shape[axis];
   }
   require_shapes(along == out.shape[axis], "Concat: inputs do not fill the output");
@@ -379,9 +392,9 @@ std::pair<int64_t, int64_t> slice_range(int64_t dim, int64_t start, int64_t end,
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
   const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
-  return {start, start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) /
-                                                    magnitude) + 1
-                             : 0};
+  return {start, start > end
+                     ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1
+                     : 0};
 }
 
 void any_slice(const KernelContext& ctx) {
@@ -460,15 +473,15 @@ struct ElementIndexer {
   }
 };
 
-ElementIndexer element_indexer(const KernelContext& ctx, const Buffer& data,
-                               const Buffer& indices, const char* op) {
+ElementIndexer element_indexer(const KernelContext& ctx, const Buffer& data, const Buffer& indices,
+                               const char* op) {
   const auto axis = static_cast<size_t>(axis_for(ctx.attr_int("axis", 0), data.shape.size(), op));
   require_shapes(indices.shape.size() == data.shape.size(),
                  std::string(op) + ": indices and data differ in rank");
   for (size_t d = 0; d < data.shape.size(); ++d) {
     require_shapes(d == axis || indices.shape[d] <= data.shape[d],
-                   std::string(op) + ": indices " + dims_string(indices.shape) +
-                       " exceed data " + dims_string(data.shape));
+                   std::string(op) + ": indices " + dims_string(indices.shape) + " exceed data " +
+                       dims_string(data.shape));
   }
   return {strides_of(data.shape), axis, data.shape[axis], op};
 }
@@ -556,11 +569,16 @@ T combine(Reduction r, T a, T b) {
   } else {
     using U = typename Wrapping<T>::type;
     switch (r) {
-      case Reduction::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-      case Reduction::kMul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-      case Reduction::kMax: return std::max(a, b);
-      case Reduction::kMin: return std::min(a, b);
-      case Reduction::kNone: break;
+      case Reduction::kAdd:
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Reduction::kMul:
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      case Reduction::kMax:
+        return std::max(a, b);
+      case Reduction::kMin:
+        return std::min(a, b);
+      case Reduction::kNone:
+        break;
     }
     return b;
   }
@@ -915,10 +933,10 @@ void any_one_hot(const KernelContext& ctx) {
   expect.insert(expect.begin() + static_cast<int64_t>(axis), depth);
   require_shapes(expect == out.shape && values.count() == 2 && values.dtype == out.dtype,
                  "OneHot: shapes do not fit");
-  const int64_t outer = product(indices.shape.begin(),
-                                indices.shape.begin() + static_cast<int64_t>(axis));
-  const int64_t inner = product(indices.shape.begin() + static_cast<int64_t>(axis),
-                                indices.shape.end());
+  const int64_t outer =
+      product(indices.shape.begin(), indices.shape.begin() + static_cast<int64_t>(axis));
+  const int64_t inner =
+      product(indices.shape.begin() + static_cast<int64_t>(axis), indices.shape.end());
   dispatch_width(out.dtype, [&]<typename T>() {
     const T off = values.as<const T>()[0], on = values.as<const T>()[1];
     T* dst = out.as<T>();
@@ -1032,8 +1050,7 @@ std::optional<std::string> check_pad(const sdk::NodeView& node, const sdk::Graph
   return int_inputs(node, g, 3, 3);
 }
 
-std::optional<std::string> check_depth_to_space(const sdk::NodeView& node,
-                                                const sdk::GraphView&) {
+std::optional<std::string> check_depth_to_space(const sdk::NodeView& node, const sdk::GraphView&) {
   const std::string mode = node.attr_string("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") return "mode '" + mode + "' is not DCR or CRD";
   return std::nullopt;
@@ -1044,8 +1061,7 @@ std::optional<std::string> check_one_hot(const sdk::NodeView& node, const sdk::G
   for (size_t i = 0; i < 2; ++i) {
     const int32_t d = input_dtype(node, g, i);
     if (d == ENP_DTYPE_FLOAT16 || d == ENP_DTYPE_BOOL || sdk::dtype_size(d) == 0) {
-      return "input " + std::to_string(i) + " of dtype " + sdk::dtype_name(d) +
-             " is not supported";
+      return "input " + std::to_string(i) + " of dtype " + sdk::dtype_name(d) + " is not supported";
     }
   }
   return std::nullopt;
@@ -1079,21 +1095,21 @@ std::vector<OpEntry> shape_ops() {
        &any_gather},
       {"GatherElements", 11, 0, kAllDtypes, "indices int32/int64, checked at run time",
        &check_second_int, &any_gather_elements},
-      {"GatherND", 11, 0, kAllDtypes, "indices int32/int64, checked at run time",
-       &check_gather_nd, &any_gather_nd},
+      {"GatherND", 11, 0, kAllDtypes, "indices int32/int64, checked at run time", &check_gather_nd,
+       &any_gather_nd},
       {"OneHot", 9, 0, kNumbers, "indices and depth of any numeric dtype but float16",
        &check_one_hot, &any_one_hot},
       {"Pad", 1, 0, kAllDtypes, "constant, reflect, edge and wrap modes", &check_pad, &any_pad},
       {"Range", 11, 0, kRangeDtypes, "", nullptr, &num_range},
       {"Reshape", 1, 0, kAllDtypes, "", &check_second_int, &any_reshape},
-      {"Scatter", 9, 10, kAllDtypes, "indices int32/int64, checked at run time",
-       &check_scatter, &any_scatter_elements},
+      {"Scatter", 9, 10, kAllDtypes, "indices int32/int64, checked at run time", &check_scatter,
+       &any_scatter_elements},
       {"ScatterElements", 11, 0, kAllDtypes,
-       "reductions none/add/mul/max/min (not on float16); applied in index order",
-       &check_scatter, &any_scatter_elements},
+       "reductions none/add/mul/max/min (not on float16); applied in index order", &check_scatter,
+       &any_scatter_elements},
       {"ScatterND", 11, 0, kAllDtypes,
-       "reductions none/add/mul/max/min (not on float16); applied in index order",
-       &check_scatter, &any_scatter_nd},
+       "reductions none/add/mul/max/min (not on float16); applied in index order", &check_scatter,
+       &any_scatter_nd},
       {"Shape", 1, 0, kAllDtypes, "", nullptr, &any_shape},
       {"Size", 1, 0, kAllDtypes, "", nullptr, &any_size},
       {"Slice", 1, 0, kAllDtypes, "negative steps; ONNX clamping", &check_slice, &any_slice},
