@@ -58,7 +58,9 @@ enp_status_t* graph_add_output(enp_graph_builder_t* b, const enp_tensor_t* v) {
 }
 enp_status_t* graph_add_initializer(enp_graph_builder_t* b, const enp_tensor_t* t) {
   return sink([&] {
-    if (t->data == nullptr) {
+    uint64_t count = 1;
+    for (uint32_t i = 0; i < t->rank && t->dims; ++i) count *= t->dims[i] < 0 ? 1 : t->dims[i];
+    if (t->data == nullptr && (count > 0 || t->size_bytes > 0)) {
       // Type known, values not: keep it as a typed graph input so shape
       // inference still sees it, and remember it can't be compiled.
       *b->model.mutable_graph()->add_input() = to_value_info(*t);

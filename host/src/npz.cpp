@@ -88,7 +88,8 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kFloat64, 'f', 8, "<f8"}, {DType::kInt8, 'i', 1, "|i1"},
     {DType::kInt16, 'i', 2, "<i2"},   {DType::kInt32, 'i', 4, "<i4"},
     {DType::kInt64, 'i', 8, "<i8"},   {DType::kUInt8, 'u', 1, "|u1"},
-    {DType::kBool, 'b', 1, "|b1"},
+    {DType::kUInt16, 'u', 2, "<u2"},  {DType::kUInt32, 'u', 4, "<u4"},
+    {DType::kUInt64, 'u', 8, "<u8"},  {DType::kBool, 'b', 1, "|b1"},
 };
 
 const DTypeInfo* find_dtype(DType dtype) {

@@ -63,8 +63,11 @@ void append_raw(std::vector<uint8_t>& out, const Field& field, size_t width) {
 
 onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
   check_dtype(t);
-  if (!t.data) invalid("initializer '" + std::string(safe(t.name)) + "' has no data");
   const uint64_t expected = checked_count(t) * dtype_size(static_cast<DType>(t.dtype));
+  // An empty tensor has nothing to point at: NULL data is fine then.
+  if (!t.data && expected > 0) {
+    invalid("initializer '" + std::string(safe(t.name)) + "' has no data");
+  }
   if (expected != t.size_bytes) {
     invalid("tensor '" + std::string(safe(t.name)) + "' holds " + std::to_string(t.size_bytes) +
             " bytes, its shape needs " + std::to_string(expected));
@@ -73,7 +76,7 @@ onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
   p.set_name(safe(t.name));
   p.set_data_type(t.dtype);
   for (uint32_t i = 0; i < t.rank; ++i) p.add_dims(t.dims[i]);
-  p.set_raw_data(t.data, t.size_bytes);
+  p.set_raw_data(t.data ? static_cast<const char*>(t.data) : "", t.size_bytes);
   return p;
 }
 

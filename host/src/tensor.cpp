@@ -11,7 +11,12 @@ size_t dtype_size(DType dtype) {
     case DType::kInt8:
       return 1;
     case DType::kInt16:
+    case DType::kUInt16:
       return 2;
+    case DType::kUInt32:
+      return 4;
+    case DType::kUInt64:
+      return 8;
     case DType::kInt32:
       return 4;
     case DType::kInt64:
@@ -38,6 +43,12 @@ const char* dtype_name(DType dtype) {
       return "int8";
     case DType::kInt16:
       return "int16";
+    case DType::kUInt16:
+      return "uint16";
+    case DType::kUInt32:
+      return "uint32";
+    case DType::kUInt64:
+      return "uint64";
     case DType::kInt32:
       return "int32";
     case DType::kInt64:
@@ -56,7 +67,8 @@ const char* dtype_name(DType dtype) {
 
 DType dtype_from_name(const std::string& name) {
   for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
-                  DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64}) {
+                  DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64, DType::kUInt16,
+                  DType::kUInt32, DType::kUInt64}) {
     if (name == dtype_name(d)) return d;
   }
   return DType::kUndefined;

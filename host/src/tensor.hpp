@@ -15,12 +15,15 @@ enum class DType : int32_t {
   kFloat32 = ENP_DTYPE_FLOAT32,
   kUInt8 = ENP_DTYPE_UINT8,
   kInt8 = ENP_DTYPE_INT8,
+  kUInt16 = ENP_DTYPE_UINT16,
   kInt16 = ENP_DTYPE_INT16,
   kInt32 = ENP_DTYPE_INT32,
   kInt64 = ENP_DTYPE_INT64,
   kBool = ENP_DTYPE_BOOL,
   kFloat16 = ENP_DTYPE_FLOAT16,
   kFloat64 = ENP_DTYPE_FLOAT64,
+  kUInt32 = ENP_DTYPE_UINT32,
+  kUInt64 = ENP_DTYPE_UINT64,
 };
 
 // Bytes per element; 0 for kUndefined.

@@ -105,7 +105,7 @@ class CapabilitiesTest(CliTestCase):
         ops = {o["op"] for o in backends["cpu_ref"]["ops"]}
         for op in ("Gemm", "MatMul", "Add", "Mul", "Relu", "Sigmoid", "Softmax"):
             self.assertIn(op, ops)
-            self.assertEqual(caps["matrix"][op]["cpu_ref"], ["float32"])
+            self.assertIn("float32", caps["matrix"][op]["cpu_ref"])
         self.assertEqual(backends["cpu_ref"]["devices"][0]["core_modes"], ["single"])
 
     def test_filters(self):

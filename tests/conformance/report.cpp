@@ -106,7 +106,7 @@ void write_usage(std::ostringstream& out) {
          "build/bin/conformance_runner --case test_relu --verbose   # one case, with timings\n"
          "build/bin/conformance_runner --slowest 10        # the slowest cases, on stderr\n"
          "tests/conformance/run_one.py ../shared/onnx-tests/node/test_relu   # the same "
-         "through the CLI, keeping files\n"
+         "through the CLI (--keep DIR keeps its files)\n"
          "```\n\n"
          "`--plugin-dir` (default: the build's plugin directory) and `--suite-root` (default: "
          "`../shared/onnx-tests` beside the source tree) override where plugins and suites are "

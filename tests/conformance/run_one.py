@@ -7,11 +7,13 @@ Converts each test_data_set_N's input_K.pb / output_K.pb to npz, then
 compile (with --input-shape for inputs of dynamic shape), run and compare
 (rtol 1e-3, atol 1e-7 as upstream; dtype and shape exactly), printing every
 command's output. The conformance runner (conformance_runner --case NAME)
-does the same in process; this is the slow way, with files to look at.
+does the same in process; this is the slow way, with files to look at: the
+work directory is removed at exit unless --keep DIR names one.
 """
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,10 +92,21 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     eulernpu = sys.argv[2] if len(sys.argv) > 2 and not sys.argv[2].startswith("--") else \
         os.path.join(here, "..", "..", "build", "bin", "eulernpu")
-    work = tempfile.mkdtemp(prefix="conformance-")
     if "--keep" in sys.argv:
         work = sys.argv[sys.argv.index("--keep") + 1]
         os.makedirs(work, exist_ok=True)
+        check(case, eulernpu, work)
+    else:
+        work = tempfile.mkdtemp(prefix="conformance-")
+        try:
+            check(case, eulernpu, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def check(case, eulernpu, work):
+    """Compiles, runs and compares every data set of `case` in `work`; exits
+    non-zero on the first failing command or any mismatch."""
     model = onnx.load(os.path.join(case, "model.onnx"), load_external_data=False)
     inits = {t.name for t in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in inits]

@@ -3,6 +3,9 @@
 #include <iterator>
 #include <vector>
 
+#include "tensor.hpp"
+#include <vector>
+
 namespace eulernpu::conformance {
 namespace {
 
@@ -27,20 +30,7 @@ bool is_training_op(const onnx::NodeProto& n) {
 // Element types of host::Tensor (tensor.hpp); others cannot cross the
 // host's plugin calls, so no backend could be fed or read them.
 bool host_carries(int32_t elem_type) {
-  switch (elem_type) {
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::DOUBLE:
-      return true;
-    default:
-      return false;
-  }
+  return host::dtype_size(static_cast<host::DType>(elem_type)) != 0;
 }
 
 // Spelled out here: the linked onnx (1.12) predates the float8, 4-bit and

@@ -31,8 +31,8 @@ void check_weight(InferContext& ctx, const ValueType& scores) {
               "weight must have the scores' dtype");
   if (!weight.known || !scores.known) return;
   ctx.require(weight.dims.size() == 1 && agree(weight.dims[0], scores.dims[1]),
-              "weight " + shape_string(weight.dims) + " must be (C,) with C = " +
-                  std::to_string(scores.dims[1]));
+              "weight " + shape_string(weight.dims) +
+                  " must be (C,) with C = " + std::to_string(scores.dims[1]));
 }
 
 // The loss output: the target's shape, or a scalar when reduced.

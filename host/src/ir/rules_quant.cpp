@@ -69,7 +69,8 @@ void require_scale_layout(InferContext& ctx) {
   const ValueType& s = ctx.input(1);
   if (ctx.has_input(2) && ctx.input(2).known && s.known) {
     const auto& z = ctx.input(2).dims;
-    const bool single = all_known(z) && all_known(s.dims) && product(z) == 1 && product(s.dims) == 1;
+    const bool single =
+        all_known(z) && all_known(s.dims) && product(z) == 1 && product(s.dims) == 1;
     bool same = z.size() == s.dims.size();
     for (size_t d = 0; same && d < z.size(); ++d) same = agree(z[d], s.dims[d]);
     ctx.require(single || same, "zero point " + shape_string(z) + " and scale " +

@@ -60,9 +60,9 @@ void attention_qkv(InferContext& ctx, AttnDims& d) {
     d.q_heads = q[1], d.q_len = q[2], d.head = q[3];
     d.kv_heads = k[1], d.kv_len = k[2], k_head = k[3];
     v_heads = v[1], v_len = v[2], d.v_head = v[3];
-    ctx.require((q_attr <= 0 || agree(q_attr, d.q_heads)) &&
-                    (kv_attr <= 0 || agree(kv_attr, d.kv_heads)),
-                "q_num_heads and kv_num_heads must match the 4-D inputs' head counts");
+    ctx.require(
+        (q_attr <= 0 || agree(q_attr, d.q_heads)) && (kv_attr <= 0 || agree(kv_attr, d.kv_heads)),
+        "q_num_heads and kv_num_heads must match the 4-D inputs' head counts");
   }
   ctx.require(agree(q[0], k[0]) && agree(q[0], v[0]) && agree(k[0], v[0]),
               "Q, K and V must have the same batch size");
@@ -171,9 +171,9 @@ void rms_norm(InferContext& ctx) {
   if (x.known) {
     ctx.axis(ctx.attr_int("axis", -1), static_cast<int64_t>(x.dims.size()));
     const ValueType& scale = ctx.input(1);
-    ctx.require(!scale.known || broadcasts_to(scale.dims, x.dims),
-                "Scale " + shape_string(scale.dims) + " does not broadcast to X " +
-                    shape_string(x.dims));
+    ctx.require(
+        !scale.known || broadcasts_to(scale.dims, x.dims),
+        "Scale " + shape_string(scale.dims) + " does not broadcast to X " + shape_string(x.dims));
   }
   ctx.set_output(0, x);
 }

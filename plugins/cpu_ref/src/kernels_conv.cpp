@@ -6,7 +6,8 @@
 // 2-D convs get leading unit dims, so one im2col/col2im serves every rank.
 #include <algorithm>
 #include <array>
-#include <cstring>
+#include <string>
+#include <vector>
 
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
@@ -163,7 +164,7 @@ void im2col(const float* x, const Geometry& g, int64_t channels, float* col, int
           const float* src = plane + (id * g.in[1] + ih) * g.in[2];
           std::fill(row, row + lo, 0.0f);
           if (g.stride[2] == 1) {
-            std::copy(src + (lo + off_w), src + (hi + off_w), row + lo);
+            if (lo < hi) std::copy(src + (lo + off_w), src + (hi + off_w), row + lo);
           } else {
             for (int64_t ow = lo; ow < hi; ++ow) row[ow] = src[ow * g.stride[2] + off_w];
           }
@@ -179,6 +180,21 @@ void fill_bias(float* y, const float* bias, int64_t channels, int64_t plane) {
   for (int64_t c = 0; c < channels; ++c) {
     std::fill(y + c * plane, y + (c + 1) * plane, bias ? bias[c] : 0.0f);
   }
+}
+
+// row[o] += w * src[o * stride + off] for o in [lo, hi). Strides 1 and 2
+// (nearly every depthwise conv) get compile-time strides, which the
+// compiler vectorizes.
+template <int64_t kStride>
+void accumulate_fixed(float* row, const float* src, int64_t off, float w, int64_t lo, int64_t hi) {
+  for (int64_t o = lo; o < hi; ++o) row[o] += w * src[o * kStride + off];
+}
+
+void accumulate_row(float* row, const float* src, int64_t off, float w, int64_t stride, int64_t lo,
+                    int64_t hi) {
+  if (stride == 1) return accumulate_fixed<1>(row, src, off, w, lo, hi);
+  if (stride == 2) return accumulate_fixed<2>(row, src, off, w, lo, hi);
+  for (int64_t o = lo; o < hi; ++o) row[o] += w * src[o * stride + off];
 }
 
 // One output plane of a depthwise conv, accumulated row by row so the row
@@ -199,11 +215,7 @@ void depthwise_plane(const float* plane, const float* wk, const Geometry& g, flo
             const int64_t off_w = kw * g.dilation[2] - g.pad[2];
             const auto [lo, hi] = valid_range(off_w, g.stride[2], g.in[2], g.out[2]);
             const float* src = plane + (id * g.in[1] + ih) * g.in[2];
-            if (g.stride[2] == 1) {
-              for (int64_t ow = lo; ow < hi; ++ow) row[ow] += wv * src[ow + off_w];
-            } else {
-              for (int64_t ow = lo; ow < hi; ++ow) row[ow] += wv * src[ow * g.stride[2] + off_w];
-            }
+            accumulate_row(row, src, off_w, wv, g.stride[2], lo, hi);
           }
         }
       }
@@ -362,6 +374,7 @@ std::optional<std::string> conv_check(const sdk::NodeView& node, const sdk::Grap
   if (x->dims().size() < 3 || x->dims().size() > 2 + kMaxSpatial) {
     return "only 1-D, 2-D and 3-D convolutions are supported";
   }
+  if (w->dims().size() != x->dims().size()) return "W must have X's rank";
   for (size_t i = 1; i < 3; ++i) {
     if (auto p = input_dtype_problem(node, graph, i)) return p;
   }

@@ -54,9 +54,14 @@ S store(double v) {
 template <typename F>
 void dispatch_float(int32_t dtype, F&& f) {
   switch (dtype) {
-    case ENP_DTYPE_FLOAT32: f.template operator()<float>(); break;
-    case ENP_DTYPE_FLOAT64: f.template operator()<double>(); break;
-    default: corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
+    case ENP_DTYPE_FLOAT32:
+      f.template operator()<float>();
+      break;
+    case ENP_DTYPE_FLOAT64:
+      f.template operator()<double>();
+      break;
+    default:
+      corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
   }
 }
 

@@ -50,10 +50,17 @@ std::vector<int32_t> widen(const Buffer& b) {
   std::vector<int32_t> out(static_cast<size_t>(b.count()));
   auto copy = [&](const auto* p) { std::copy(p, p + out.size(), out.begin()); };
   switch (b.dtype) {
-    case ENP_DTYPE_INT8: copy(b.as<const int8_t>()); break;
-    case ENP_DTYPE_UINT8: copy(b.as<const uint8_t>()); break;
-    case ENP_DTYPE_INT32: copy(b.as<const int32_t>()); break;
-    default: corrupt(std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
+    case ENP_DTYPE_INT8:
+      copy(b.as<const int8_t>());
+      break;
+    case ENP_DTYPE_UINT8:
+      copy(b.as<const uint8_t>());
+      break;
+    case ENP_DTYPE_INT32:
+      copy(b.as<const int32_t>());
+      break;
+    default:
+      corrupt(std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
   }
   return out;
 }
@@ -98,9 +105,12 @@ struct QRange {
 
 QRange range_of(int32_t dtype) {
   switch (dtype) {
-    case ENP_DTYPE_INT8: return {-128, 127};
-    case ENP_DTYPE_UINT8: return {0, 255};
-    default: corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
+    case ENP_DTYPE_INT8:
+      return {-128, 127};
+    case ENP_DTYPE_UINT8:
+      return {0, 255};
+    default:
+      corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -142,9 +152,12 @@ struct Layout {
 
   int64_t scale_index(int64_t o, int64_t c, int64_t i) const {
     switch (kind) {
-      case Kind::kTensor: return 0;
-      case Kind::kAxis: return c;
-      case Kind::kBlocked: return (o * blocks + c / block) * inner + i;
+      case Kind::kTensor:
+        return 0;
+      case Kind::kAxis:
+        return c;
+      case Kind::kBlocked:
+        return (o * blocks + c / block) * inner + i;
     }
     return 0;
   }
@@ -168,8 +181,9 @@ std::optional<std::string> layout_of(const Dims& x, const Dims& scale, int64_t a
   l.inner = product({x.begin() + static_cast<std::ptrdiff_t>(a) + 1, x.end()});
   if (block_size <= 0) {
     if (scale.size() != 1 || scale[0] != x[a]) {
-      return "scale " + sdk::shape_string(scale) + " is neither one value nor one per index of axis " +
-             std::to_string(axis) + " of " + sdk::shape_string(x);
+      return "scale " + sdk::shape_string(scale) +
+             " is neither one value nor one per index of axis " + std::to_string(axis) + " of " +
+             sdk::shape_string(x);
     }
     l.kind = Layout::Kind::kAxis;
     return std::nullopt;
@@ -322,8 +336,7 @@ MatmulShape matmul_shape(const Dims& a, const Dims& b, const Buffer& out) {
 }
 
 // x - zero_point in int32, the zero point broadcast numpy-style over `shape`.
-std::vector<int32_t> centered(const Buffer& x, const Dims& shape, const Buffer* zp,
-                              Dims zp_shape) {
+std::vector<int32_t> centered(const Buffer& x, const Dims& shape, const Buffer* zp, Dims zp_shape) {
   std::vector<int32_t> v = widen(x);
   if (!zp) return v;
   const std::vector<int32_t> z = widen(*zp);
@@ -690,7 +703,9 @@ std::optional<std::string> layout_problem(const sdk::NodeView& node, const sdk::
   if (node.input(2).empty()) return std::nullopt;
   const Dims zp = dims_of(g, node.input(2));
   const bool ok = l.kind == Layout::Kind::kTensor ? product(zp) == 1 : zp == scale;
-  if (!ok) return "zero point " + sdk::shape_string(zp) + " differs from scale " + sdk::shape_string(scale);
+  if (!ok)
+    return "zero point " + sdk::shape_string(zp) + " differs from scale " +
+           sdk::shape_string(scale);
   return std::nullopt;
 }
 

@@ -123,10 +123,17 @@ Half store<Half>(double v) {
 template <typename F>
 void dispatch_float(int32_t dtype, F&& f) {
   switch (dtype) {
-    case ENP_DTYPE_FLOAT32: f.template operator()<float>(); break;
-    case ENP_DTYPE_FLOAT64: f.template operator()<double>(); break;
-    case ENP_DTYPE_FLOAT16: f.template operator()<Half>(); break;
-    default: corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
+    case ENP_DTYPE_FLOAT32:
+      f.template operator()<float>();
+      break;
+    case ENP_DTYPE_FLOAT64:
+      f.template operator()<double>();
+      break;
+    case ENP_DTYPE_FLOAT16:
+      f.template operator()<Half>();
+      break;
+    default:
+      corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -255,7 +262,8 @@ std::optional<std::string> rms_problem(const std::vector<Operand>& in, int64_t a
 
 // Flat offsets, in row-major order over `dims`, of the elements `strides`
 // address.
-std::vector<int64_t> offsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+std::vector<int64_t> offsets(const std::vector<int64_t>& dims,
+                             const std::vector<int64_t>& strides) {
   std::vector<int64_t> out(static_cast<size_t>(product(dims)));
   std::vector<int64_t> idx(dims.size(), 0);
   for (int64_t& o : out) {
@@ -307,8 +315,7 @@ void rms_kernel(const KernelContext& ctx) {
   if (auto why = rms_problem(in, axis)) corrupt("RMSNormalization: " + *why);
   if (ctx.outputs[0].shape != ctx.inputs[0].shape) corrupt("RMSNormalization's output shape");
   if (axis < 0) axis += static_cast<int64_t>(in[0].shape.size());
-  dispatch_float(in[0].dtype,
-                 [&]<typename S>() { rms_typed<S>(ctx, static_cast<size_t>(axis)); });
+  dispatch_float(in[0].dtype, [&]<typename S>() { rms_typed<S>(ctx, static_cast<size_t>(axis)); });
 }
 
 std::optional<std::string> rms_check(const sdk::NodeView& node, const sdk::GraphView& g) {
@@ -594,22 +601,28 @@ AttnParams attention_params(const KernelContext& ctx, const AttnDims& d) {
   return p;
 }
 
-// Present K or V, (B, kv heads, total, size), in double: the past rows of
-// each head, then its new ones read from the 3-D or 4-D layout.
+// Row t of K's or V's kv head (b, g) in the present sequence: a cached row
+// below the past length, else a new one in the 3-D or 4-D layout.
+template <typename S>
+const S* kv_row(const S* past, const S* fresh, const AttnDims& d, int64_t b, int64_t g, int64_t t,
+                int64_t size) {
+  if (t < d.past) return past + ((b * d.kv_heads + g) * d.past + t) * size;
+  const int64_t n = t - d.past;
+  if (d.three_d) return fresh + ((b * d.kv_len + n) * d.kv_heads + g) * size;
+  return fresh + ((b * d.kv_heads + g) * d.kv_len + n) * size;
+}
+
+// Present K or V, (B, kv heads, total, size), in double.
 template <typename S>
 std::vector<double> present(const Buffer* past, const Buffer& fresh, const AttnDims& d,
                             int64_t size) {
   std::vector<double> out(static_cast<size_t>(d.batch * d.kv_heads * d.total * size));
   const S* p = past ? past->as<const S>() : nullptr;
-  const S* f = fresh.as<const S>();
   size_t o = 0;
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t g = 0; g < d.kv_heads; ++g) {
       for (int64_t t = 0; t < d.total; ++t) {
-        const int64_t n = t - d.past;
-        const S* row = t < d.past ? p + ((b * d.kv_heads + g) * d.past + t) * size
-                       : d.three_d ? f + ((b * d.kv_len + n) * d.kv_heads + g) * size
-                                   : f + ((b * d.kv_heads + g) * d.kv_len + n) * size;
+        const S* row = kv_row(p, fresh.as<const S>(), d, b, g, t, size);
         for (int64_t i = 0; i < size; ++i) out[o++] = load(row[i]);
       }
     }
@@ -690,6 +703,50 @@ void softmax_row(const std::vector<double>& logits, const std::vector<double>& b
   for (double& p : prob) p /= sum;
 }
 
+// One worker's rows, reused from query to query.
+struct Scratch {
+  explicit Scratch(const AttnDims& d)
+      : q(static_cast<size_t>(d.head)),
+        y(static_cast<size_t>(d.v_head)),
+        raw(static_cast<size_t>(d.total)),
+        capped(raw.size()),
+        bias(raw.size()),
+        logits(raw.size()),
+        prob(raw.size()) {}
+  std::vector<double> q, y, raw, capped, bias, logits, prob;
+};
+
+// Scores of the query in s.q against the keys of one kv head: raw (scaled
+// Q K^T), capped (after softcap) and logits (plus the bias in s.bias).
+void score_row(const AttnParams& p, const AttnDims& d, const double* keys, Scratch& s) {
+  for (size_t j = 0; j < s.raw.size(); ++j) {
+    const double* k = keys + static_cast<int64_t>(j) * d.head;
+    double dot = 0;
+    for (size_t c = 0; c < s.q.size(); ++c) dot += s.q[c] * k[c];
+    // An empty head gives a zero product whatever the scale (1/sqrt(0)).
+    s.raw[j] = d.head > 0 ? p.scale * dot : 0.0;
+    s.capped[j] = p.softcap != 0 ? p.softcap * std::tanh(s.raw[j] / p.softcap) : s.raw[j];
+    s.logits[j] = s.capped[j] + s.bias[j];
+  }
+}
+
+// s.y = s.prob . V for the values of one kv head.
+void weigh_values(const AttnDims& d, const double* values, Scratch& s) {
+  std::fill(s.y.begin(), s.y.end(), 0.0);
+  for (size_t j = 0; j < s.prob.size(); ++j) {
+    const double* v = values + static_cast<int64_t>(j) * d.v_head;
+    for (size_t c = 0; c < s.y.size(); ++c) s.y[c] += s.prob[j] * v[c];
+  }
+}
+
+// qk_matmul_output_mode: 0 scaled Q K^T, 1 after softcap, 2 plus the bias,
+// 3 the softmax.
+const std::vector<double>& qk_row(const Scratch& s, int64_t mode) {
+  if (mode == 0) return s.raw;
+  if (mode == 1) return s.capped;
+  return mode == 2 ? s.logits : s.prob;
+}
+
 template <typename S>
 void attention_typed(const KernelContext& ctx, const AttnDims& d) {
   const AttnParams p = attention_params(ctx, d);
@@ -703,48 +760,28 @@ void attention_typed(const KernelContext& ctx, const AttnDims& d) {
   const S* q = ctx.inputs[kQ].as<const S>();
   S* y = ctx.outputs[0].as<S>();
   const BiasRow<S> bias_row(ctx, d, p.causal);
-  const auto t = static_cast<size_t>(d.total);
   const int64_t work = d.batch * d.q_heads * d.q_len * d.total * (d.head + d.v_head);
   parallel_for(d.batch * d.q_heads, workers(ctx, work), [&](int64_t begin, int64_t end) {
-    std::vector<double> qrow(static_cast<size_t>(d.head)), yrow(static_cast<size_t>(d.v_head));
-    std::vector<double> raw(t), capped(t), bias(t), logits(t), prob(t);
+    Scratch s(d);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / d.q_heads, h = bh % d.q_heads;
       const int64_t kv = b * d.kv_heads + h / d.group();  // GQA: heads share K/V in groups
-      const double* kbase = keys.data() + kv * d.total * d.head;
-      const double* vbase = values.data() + kv * d.total * d.v_head;
       for (int64_t i = 0; i < d.q_len; ++i) {
-        const int64_t qoff =
-            (d.three_d ? (b * d.q_len + i) * d.q_heads + h : bh * d.q_len + i) * d.head;
-        for (int64_t c = 0; c < d.head; ++c) qrow[static_cast<size_t>(c)] = load(q[qoff + c]);
-        bias_row.fill(b, h, i, bias);
-        for (size_t j = 0; j < t; ++j) {
-          double dot = 0;
-          const double* krow = kbase + static_cast<int64_t>(j) * d.head;
-          for (int64_t c = 0; c < d.head; ++c) dot += qrow[static_cast<size_t>(c)] * krow[c];
-          // An empty head gives a zero product whatever the scale (1/sqrt(0)).
-          raw[j] = d.head > 0 ? p.scale * dot : 0.0;
-          capped[j] = p.softcap != 0 ? p.softcap * std::tanh(raw[j] / p.softcap) : raw[j];
-          logits[j] = capped[j] + bias[j];
+        // Q's and Y's rows of (b, h, i) in the 3-D or 4-D layout.
+        const int64_t row = d.three_d ? (b * d.q_len + i) * d.q_heads + h : bh * d.q_len + i;
+        for (int64_t c = 0; c < d.head; ++c)
+          s.q[static_cast<size_t>(c)] = load(q[row * d.head + c]);
+        bias_row.fill(b, h, i, s.bias);
+        score_row(p, d, keys.data() + kv * d.total * d.head, s);
+        softmax_row(s.logits, s.bias, s.prob);
+        weigh_values(d, values.data() + kv * d.total * d.v_head, s);
+        for (int64_t c = 0; c < d.v_head; ++c) {
+          y[row * d.v_head + c] = store<S>(s.y[static_cast<size_t>(c)]);
         }
-        softmax_row(logits, bias, prob);
-        std::fill(yrow.begin(), yrow.end(), 0.0);
-        for (size_t j = 0; j < t; ++j) {
-          const double* vrow = vbase + static_cast<int64_t>(j) * d.v_head;
-          for (int64_t c = 0; c < d.v_head; ++c) yrow[static_cast<size_t>(c)] += prob[j] * vrow[c];
-        }
-        const int64_t yoff =
-            (d.three_d ? (b * d.q_len + i) * d.q_heads + h : bh * d.q_len + i) * d.v_head;
-        for (int64_t c = 0; c < d.v_head; ++c) y[yoff + c] = store<S>(yrow[static_cast<size_t>(c)]);
         if (!qk_out) continue;
-        // qk_matmul_output_mode: 0 scaled Q K^T, 1 after softcap, 2 plus bias,
-        // 3 the softmax.
-        const std::vector<double>& qk = p.qk_mode == 0   ? raw
-                                        : p.qk_mode == 1 ? capped
-                                        : p.qk_mode == 2 ? logits
-                                                         : prob;
-        S* row = qk_out + (bh * d.q_len + i) * d.total;
-        for (size_t j = 0; j < t; ++j) row[j] = store<S>(qk[j]);
+        const std::vector<double>& qk = qk_row(s, p.qk_mode);
+        S* out = qk_out + (bh * d.q_len + i) * d.total;
+        for (size_t j = 0; j < qk.size(); ++j) out[j] = store<S>(qk[j]);
       }
     }
   });

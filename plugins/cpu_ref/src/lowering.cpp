@@ -66,8 +66,12 @@ ordered_json attributes_json(const sdk::NodeView& node) {
         j[a.name] = s;
         break;
       }
+      case ENP_ATTR_TENSOR:
+        // Stored with the weights; the kernel reads it via attr_tensor().
+        j[a.name] = ordered_json{{"tensor", attribute_key(node, a.name)}};
+        break;
       default:
-        break;  // tensor attributes are rejected by the op checks
+        break;
     }
   }
   return j;
