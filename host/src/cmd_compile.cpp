@@ -11,13 +11,11 @@
 namespace eulernpu::host {
 
 int cmd_compile(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("eulernpu compile",
-                           "Compile a model into an artifact for a backend.");
+  cxxopts::Options options("eulernpu compile", "Compile a model into an artifact for a backend.");
   add_model_options(options, true);
   options.add_options()("out", "artifact directory to write", cxxopts::value<std::string>())(
       "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
-      "target-device", "device of the backend (default: its first)",
-      cxxopts::value<std::string>())(
+      "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
       cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
@@ -25,9 +23,8 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   require(*args, "compile", "out");
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
-  const auto [device, core_mode] =
-      resolve_target(backend, optional_string(*args, "target-device"),
-                     optional_string(*args, "inference-scheme"));
+  const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
+                                                  optional_string(*args, "inference-scheme"));
   const LoadedModel loaded = load_model(ctx, *args, "compile");
   const ImportedModel& m = loaded.imported;
   const std::string& model_path = loaded.path;

@@ -71,7 +71,8 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
   }
   const KeyValues options_kv = {{"plugin_dirs", ctx.search_path_string()}};
   std::vector<std::pair<const LoadedPlugin*, std::vector<enp_support_report_t::Entry>>> support;
-  for (const LoadedPlugin* b : backends) support.emplace_back(b, query_support(*b, model, options_kv));
+  for (const LoadedPlugin* b : backends)
+    support.emplace_back(b, query_support(*b, model, options_kv));
 
   const auto inputs = rows(g.input(), weights);
   const auto outputs = rows(g.output(), {});
@@ -80,10 +81,12 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
     j["name"] = g.name();
     j["ir_version"] = model.ir_version();
     j["opsets"] = nlohmann::ordered_json::object();
-    for (const auto& o : model.opset_import()) j["opsets"][o.domain().empty() ? "ai.onnx" : o.domain()] = o.version();
+    for (const auto& o : model.opset_import())
+      j["opsets"][o.domain().empty() ? "ai.onnx" : o.domain()] = o.version();
     for (const auto& [key, list] : {std::pair{"inputs", &inputs}, std::pair{"outputs", &outputs}}) {
       j[key] = nlohmann::ordered_json::array();
-      for (const ValueRow& r : *list) j[key].push_back({{"name", r.name}, {"dtype", r.dtype}, {"shape", r.shape}});
+      for (const ValueRow& r : *list)
+        j[key].push_back({{"name", r.name}, {"dtype", r.dtype}, {"shape", r.shape}});
     }
     j["nodes"] = g.node_size();
     j["weights"] = weights.size();
@@ -99,7 +102,8 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
           continue;
         }
         const auto& n = g.node(static_cast<int>(i));
-        jb["unsupported"].push_back({{"node", n.name()}, {"op", n.op_type()}, {"reason", entries[i].reason}});
+        jb["unsupported"].push_back(
+            {{"node", n.name()}, {"op", n.op_type()}, {"reason", entries[i].reason}});
       }
       jb["supported_nodes"] = ok;
       j["backends"].push_back(jb);
@@ -121,7 +125,8 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
     }
   }
   std::vector<std::pair<std::string, int>> ops(histogram.begin(), histogram.end());
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   std::printf("Ops:\n");
   for (const auto& [op, count] : ops) std::printf("  %-24s %d\n", op.c_str(), count);
   std::printf("Backends:\n");

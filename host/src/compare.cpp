@@ -59,9 +59,15 @@ std::vector<double> to_doubles(const Tensor& t) {
     case DType::kBool:
       widen<uint8_t>(t, out);
       break;
-    case DType::kUInt16: widen<uint16_t>(t, out); break;
-    case DType::kUInt32: widen<uint32_t>(t, out); break;
-    case DType::kUInt64: widen<uint64_t>(t, out); break;
+    case DType::kUInt16:
+      widen<uint16_t>(t, out);
+      break;
+    case DType::kUInt32:
+      widen<uint32_t>(t, out);
+      break;
+    case DType::kUInt64:
+      widen<uint64_t>(t, out);
+      break;
     case DType::kInt16:
       widen<int16_t>(t, out);
       break;

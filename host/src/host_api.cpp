@@ -232,10 +232,9 @@ std::vector<enp_tensor_t> tensor_views(std::span<const Tensor> tensors) {
   std::vector<enp_tensor_t> views;
   views.reserve(tensors.size());
   for (const Tensor& t : tensors) {
-    views.push_back(enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                                 static_cast<uint32_t>(t.shape.size()),
-                                 t.shape.empty() ? &kScalarDims : t.shape.data(), t.data.data(),
-                                 t.data.size()});
+    views.push_back(enp_tensor_t{
+        t.name.c_str(), static_cast<int32_t>(t.dtype), static_cast<uint32_t>(t.shape.size()),
+        t.shape.empty() ? &kScalarDims : t.shape.data(), t.data.data(), t.data.size()});
   }
   return views;
 }

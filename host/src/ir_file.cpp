@@ -53,8 +53,8 @@ void write_ir_file(const fs::path& path, const onnx::ModelProto& model) {
     // fields are written in a fixed order.
     out.SetSerializationDeterministic(true);
     if (!model.SerializeToCodedStream(&out)) {
-      throw UserError("cannot write output file", "serializing the IR for '" + path.string() +
-                                                      "' failed (model over 2 GiB?)",
+      throw UserError("cannot write output file",
+                      "serializing the IR for '" + path.string() + "' failed (model over 2 GiB?)",
                       "store large weights outside the model");
     }
   }

@@ -66,10 +66,11 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
   for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
   j["inputs"] = value_list(model.graph().input(), initializers);
   j["outputs"] = value_list(model.graph().output());
-  nlohmann::ordered_json source{{"name", model.graph().name()},
-                                {"file", fs::path(r.model_path).filename().string()},
-                                {"sha256", sha256_file(r.model_path)},
-                                {"frontend", r.frontend ? plugin_record(*r.frontend) : nlohmann::ordered_json(nullptr)}};
+  nlohmann::ordered_json source{
+      {"name", model.graph().name()},
+      {"file", fs::path(r.model_path).filename().string()},
+      {"sha256", sha256_file(r.model_path)},
+      {"frontend", r.frontend ? plugin_record(*r.frontend) : nlohmann::ordered_json(nullptr)}};
   j["source"] = source;
   if (r.weights_path.empty()) {
     j["weights"] = nullptr;

@@ -5,16 +5,16 @@
 #include <deque>
 #include <map>
 
+#include <spdlog/spdlog.h>
 #include "error.hpp"
 #include "host_api.hpp"
 #include "npz.hpp"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
-#include <spdlog/spdlog.h>
 
 #include "ir/op_rules.hpp"
-#include "onnx/shape_inference/implementation.h"
 #include "ir/shape_inference.hpp"
+#include "onnx/shape_inference/implementation.h"
 #include "version.hpp"
 
 namespace fs = std::filesystem;
@@ -88,7 +88,10 @@ void sort_nodes(onnx::GraphProto& g, const std::string& source) {
 }
 
 int64_t max_known_opset() {
-  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+      .Map()
+      .at(onnx::ONNX_DOMAIN)
+      .second;
 }
 
 int64_t default_opset(const onnx::ModelProto& model) {
@@ -261,7 +264,8 @@ void require_static_shapes(const onnx::ModelProto& model, const std::string& sou
       if (it != types.end() && is_static(*it->second)) continue;
       throw UserError("dynamic dimension left unfixed",
                       source + ": node '" + n.name() + "' (" + n.op_type() + ") output '" + o +
-                          "' has shape " + (it == types.end() ? "(unknown)" : dims_text(*it->second)),
+                          "' has shape " +
+                          (it == types.end() ? "(unknown)" : dims_text(*it->second)),
                       "fix the model's dynamic input dimensions with --input-shape NAME=D0,D1,...; "
                       "if they are fixed, eulernpu cannot infer this op's output shape");
     }

@@ -10,9 +10,9 @@ void add_model_options(cxxopts::Options& options, bool with_mblt) {
       "weights", "weights .npz for --spec", cxxopts::value<std::string>())(
       "model", "model file of any loaded frontend (.onnx, .yaml)", cxxopts::value<std::string>())(
       "frontend", "frontend to read --model with (default: by extension)",
-      cxxopts::value<std::string>())(
-      "input-shape", "fix a dynamic input shape: NAME=D0,D1,... (repeatable)",
-      cxxopts::value<std::vector<std::string>>());
+      cxxopts::value<std::string>())("input-shape",
+                                     "fix a dynamic input shape: NAME=D0,D1,... (repeatable)",
+                                     cxxopts::value<std::vector<std::string>>());
   if (with_mblt) {
     options.add_options()("mblt", "IR file written by 'eulernpu parse'",
                           cxxopts::value<std::string>());

@@ -11,8 +11,8 @@ namespace eulernpu::host {
 
 struct LoadedModel {
   ImportedModel imported;
-  std::string path;         // the file the model came from
-  std::string weights_path; // empty if none
+  std::string path;                                               // the file the model came from
+  std::string weights_path;                                       // empty if none
   std::vector<std::pair<std::string, std::string>> input_shapes;  // NAME, "D0,D1"
 };
 

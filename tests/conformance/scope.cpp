@@ -3,8 +3,8 @@
 #include <iterator>
 #include <vector>
 
-#include "tensor.hpp"
 #include <vector>
+#include "tensor.hpp"
 
 namespace eulernpu::conformance {
 namespace {

@@ -272,6 +272,71 @@ std::optional<std::vector<Tensor>> cast_fold(InferContext& ctx) {
   }
 }
 
+// Boolean logic and selection as exporters emit them around shape
+// arithmetic (e.g. the head-repeat count of grouped-query attention).
+template <char Op>
+std::optional<std::vector<Tensor>> logic_fold(InferContext& ctx) {
+  if (ctx.input(0).dtype != DType::kBool || ctx.input(1).dtype != DType::kBool) {
+    return std::nullopt;
+  }
+  return binary_fold<uint8_t, uint8_t>(ctx, [](uint8_t x, uint8_t y) -> uint8_t {
+    if constexpr (Op == '&') return (x != 0) && (y != 0);
+    if constexpr (Op == '|') return (x != 0) || (y != 0);
+    if constexpr (Op == '^') return (x != 0) != (y != 0);
+  });
+}
+
+std::optional<std::vector<Tensor>> not_fold(InferContext& ctx) {
+  if (ctx.input(0).dtype != DType::kBool) return std::nullopt;
+  Tensor t = *ctx.constant(0);
+  for (auto& b : t.data) b = b ? 0 : 1;
+  return std::vector<Tensor>{std::move(t)};
+}
+
+// Integer Mod: fmod=0 takes the divisor's sign (Python's %), fmod=1 the
+// dividend's (C's %). A zero divisor folds to 0, as the kernel computes.
+std::optional<std::vector<Tensor>> mod_fold(InferContext& ctx) {
+  if (ctx.input(0).dtype != DType::kInt64 || ctx.input(1).dtype != DType::kInt64) {
+    return std::nullopt;
+  }
+  const bool c_style = ctx.attr_int("fmod", 0) != 0;
+  return binary_fold<int64_t, int64_t>(ctx, [c_style](int64_t x, int64_t y) -> int64_t {
+    if (y == 0) return 0;
+    int64_t r = x % y;
+    if (!c_style && r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  });
+}
+
+template <bool Max>
+std::optional<std::vector<Tensor>> minmax_fold(InferContext& ctx) {
+  if (ctx.input_count() != 2 || ctx.input(0).dtype != DType::kInt64) return std::nullopt;
+  return binary_fold<int64_t, int64_t>(
+      ctx, [](int64_t x, int64_t y) { return Max ? std::max(x, y) : std::min(x, y); });
+}
+
+std::optional<std::vector<Tensor>> where_fold(InferContext& ctx) {
+  const Tensor& cond = *ctx.constant(0);
+  const Tensor& x = *ctx.constant(1);
+  const Tensor& y = *ctx.constant(2);
+  const ValueType& out = ctx.outputs()[0];
+  const size_t width = dtype_size(out.dtype);
+  if (cond.dtype != DType::kBool || width == 0 || x.dtype != out.dtype || y.dtype != out.dtype) {
+    return std::nullopt;
+  }
+  Tensor t;
+  t.dtype = out.dtype;
+  t.shape = out.dims;
+  t.data.resize(out.element_count() * width);
+  for (uint64_t i = 0; i < out.element_count(); ++i) {
+    const bool take_x = cond.data[source_index(i, out.dims, cond.shape)] != 0;
+    const Tensor& src = take_x ? x : y;
+    const uint64_t from = source_index(i, out.dims, src.shape);
+    std::memcpy(t.data.data() + i * width, src.data.data() + from * width, width);
+  }
+  return std::vector<Tensor>{std::move(t)};
+}
+
 }  // namespace
 
 std::vector<OpRule> elementwise_rules() {
@@ -313,7 +378,6 @@ std::vector<OpRule> elementwise_rules() {
                          "Mish",
                          "ThresholdedRelu",
                          "Shrink",
-                         "Not",
                          "Softmax",
                          "LogSoftmax",
                          "Hardmax",
@@ -332,20 +396,26 @@ std::vector<OpRule> elementwise_rules() {
   rules.push_back({"Sub", &broadcast_same_dtype, &arith_fold<'-'>});
   rules.push_back({"Mul", &broadcast_same_dtype, &arith_fold<'*'>});
   rules.push_back({"Div", &broadcast_same_dtype, &arith_fold<'/'>});
-  for (const char* op :
-       {"Pow", "PRelu", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
+  for (const char* op : {"Pow", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor"}) {
     rules.push_back({op, &broadcast_any_dtype, nullptr});
   }
-  for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
+  rules.push_back({"Mod", &broadcast_any_dtype, &mod_fold});
+  for (const char* op : {"Sum", "Mean"}) {
     rules.push_back({op, &broadcast_same_dtype, nullptr});
   }
+  rules.push_back({"Max", &broadcast_same_dtype, &minmax_fold<true>});
+  rules.push_back({"Min", &broadcast_same_dtype, &minmax_fold<false>});
   rules.push_back({"Equal", &compare, &compare_fold<'='>});
   rules.push_back({"Less", &compare, &compare_fold<'<'>});
   rules.push_back({"Greater", &compare, &compare_fold<'>'>});
-  for (const char* op : {"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}) {
+  for (const char* op : {"LessOrEqual", "GreaterOrEqual"}) {
     rules.push_back({op, &compare, nullptr});
   }
-  rules.push_back({"Where", &where, nullptr});
+  rules.push_back({"And", &compare, &logic_fold<'&'>});
+  rules.push_back({"Or", &compare, &logic_fold<'|'>});
+  rules.push_back({"Xor", &compare, &logic_fold<'^'>});
+  rules.push_back({"Not", &same_as_input, &not_fold});
+  rules.push_back({"Where", &where, &where_fold});
   rules.push_back({"Cast", &cast, &cast_fold});
   rules.push_back({"CastLike", &cast_like, nullptr});
   rules.push_back({"Dropout", &dropout, nullptr});

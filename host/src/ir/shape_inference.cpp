@@ -33,9 +33,7 @@ void write_value_info(onnx::ValueInfoProto& v, const std::string& name, const Va
   }
 }
 
-std::string dims_string(const ValueType& t) {
-  return t.known ? shape_string(t.dims) : "(unknown)";
-}
+std::string dims_string(const ValueType& t) { return t.known ? shape_string(t.dims) : "(unknown)"; }
 
 // Merges an inferred type with one the model declares: both must agree
 // where both know. The result knows what either knows.
@@ -115,10 +113,10 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
       }
       auto t = types.find(name);
       if (t == types.end()) {
-        throw UserError("graph references an unknown tensor",
-                        source + ": node '" + node.name() + "' reads '" + name +
-                            "', which nothing defines",
-                        "fix the name or add the tensor");
+        throw UserError(
+            "graph references an unknown tensor",
+            source + ": node '" + node.name() + "' reads '" + name + "', which nothing defines",
+            "fix the name or add the tensor");
       }
       in_types.push_back(&t->second);
       auto c = constants.find(name);
@@ -131,9 +129,8 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
     // Fold when every input is constant, or for ops that read only shapes
     // (Shape, Size) when their input's shape is static.
     const bool shape_only = node.op_type() == "Shape" || node.op_type() == "Size";
-    const bool foldable =
-        rule->fold && (all_constant || (shape_only && !in_types.empty() && in_types[0] &&
-                                        in_types[0]->is_static()));
+    const bool foldable = rule->fold && (all_constant || (shape_only && !in_types.empty() &&
+                                                          in_types[0] && in_types[0]->is_static()));
     if (foldable) {
       bool small = true;
       for (const ValueType& t : ctx.outputs()) {
@@ -158,7 +155,8 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
       const std::string& name = node.output(static_cast<int>(k));
       if (name.empty()) continue;
       auto d = declared.find(name);
-      types[name] = d == declared.end() ? ctx.outputs()[k] : merge(ctx.outputs()[k], d->second, name, node);
+      types[name] =
+          d == declared.end() ? ctx.outputs()[k] : merge(ctx.outputs()[k], d->second, name, node);
     }
   }
 

@@ -35,22 +35,52 @@ void parallel_for(int64_t n, int threads, Fn fn) {
   for (auto& t : pool) t.join();
 }
 
+// Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
+// contiguous (op(A) m x k, op(B) k x n), through single-threaded OpenBLAS on
+// blocks of C fixed by the shape alone, so the bytes are the same for every
+// `threads`. Defined in kernels_nn.cpp.
+void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, const float* b, float beta, float* c, int threads);
+
 // Calls f.template operator()<T>() with T the C++ type of `dtype`.
 template <typename F>
 void dispatch_dtype(int32_t dtype, F&& f) {
   switch (dtype) {
-    case ENP_DTYPE_FLOAT32: f.template operator()<float>(); break;
-    case ENP_DTYPE_FLOAT64: f.template operator()<double>(); break;
-    case ENP_DTYPE_INT8: f.template operator()<int8_t>(); break;
-    case ENP_DTYPE_UINT8: f.template operator()<uint8_t>(); break;
-    case ENP_DTYPE_INT16: f.template operator()<int16_t>(); break;
-    case ENP_DTYPE_UINT16: f.template operator()<uint16_t>(); break;
-    case ENP_DTYPE_INT32: f.template operator()<int32_t>(); break;
-    case ENP_DTYPE_UINT32: f.template operator()<uint32_t>(); break;
-    case ENP_DTYPE_INT64: f.template operator()<int64_t>(); break;
-    case ENP_DTYPE_UINT64: f.template operator()<uint64_t>(); break;
-    case ENP_DTYPE_BOOL: f.template operator()<bool>(); break;
-    default: break;
+    case ENP_DTYPE_FLOAT32:
+      f.template operator()<float>();
+      break;
+    case ENP_DTYPE_FLOAT64:
+      f.template operator()<double>();
+      break;
+    case ENP_DTYPE_INT8:
+      f.template operator()<int8_t>();
+      break;
+    case ENP_DTYPE_UINT8:
+      f.template operator()<uint8_t>();
+      break;
+    case ENP_DTYPE_INT16:
+      f.template operator()<int16_t>();
+      break;
+    case ENP_DTYPE_UINT16:
+      f.template operator()<uint16_t>();
+      break;
+    case ENP_DTYPE_INT32:
+      f.template operator()<int32_t>();
+      break;
+    case ENP_DTYPE_UINT32:
+      f.template operator()<uint32_t>();
+      break;
+    case ENP_DTYPE_INT64:
+      f.template operator()<int64_t>();
+      break;
+    case ENP_DTYPE_UINT64:
+      f.template operator()<uint64_t>();
+      break;
+    case ENP_DTYPE_BOOL:
+      f.template operator()<bool>();
+      break;
+    default:
+      break;
   }
 }
 

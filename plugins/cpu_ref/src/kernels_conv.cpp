@@ -14,12 +14,6 @@
 
 namespace eulernpu::cpu_ref {
 
-// Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
-// contiguous (op(A) m x k, op(B) k x n), the same bytes for every `threads`.
-// Defined in kernels_nn.cpp (the declaration belongs in kernel_util.hpp).
-void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-               const float* a, const float* b, float beta, float* c, int threads);
-
 namespace {
 
 using Dims3 = std::array<int64_t, 3>;

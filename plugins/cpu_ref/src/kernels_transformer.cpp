@@ -3,8 +3,7 @@
 // Precision: every kernel reads its elements into float64, computes there
 // (dot products, softmax and norms accumulate in float64 in a fixed order)
 // and rounds each output element once to the storage type. float16 is IEEE
-// half. ONNX's expected values for these ops are computed at high precision,
-// which this reproduces to the last float16 bit.
+// half; ONNX's float16 attention cases expect exactly this rounding.
 //
 // Lowering and the kernels validate shapes with the same functions
 // (attention_problem, rotary_problem, rms_problem), so what lowers is
@@ -12,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "eulernpu/sdk/status.hpp"

@@ -17,14 +17,13 @@ namespace eulernpu::cpu_ref {
 
 // Element-type masks for OpEntry::dtypes.
 inline constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
-inline constexpr uint32_t kInts =
-    ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
-    ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
-    ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT32) |
-    ENP_DTYPE_BIT(ENP_DTYPE_INT64) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64);
+inline constexpr uint32_t kInts = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT32) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT64) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64);
 inline constexpr uint32_t kBool = ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
-inline constexpr uint32_t kAnyDtype = kF32 | kInts | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16) |
-                                      ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
+inline constexpr uint32_t kAnyDtype =
+    kF32 | kInts | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16) | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 
 // A tensor in the executor's arena (or a weight in the artifact).
 struct Buffer {

@@ -11,7 +11,8 @@ using sdk::Error;
 
 std::string dims_string(const std::vector<int64_t>& dims) {
   std::string s;
-  for (int64_t d : dims) s += (s.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
+  for (int64_t d : dims)
+    s += (s.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
   return "[" + s + "]";
 }
 
@@ -74,12 +75,22 @@ RawTensor raw_tensor(const onnx::TensorProto& t, const std::string& model) {
     r.bytes = t.raw_data();
   } else {
     switch (t.data_type()) {
-      case onnx::TensorProto::FLOAT: append(r.bytes, t.float_data(), 4); break;
-      case onnx::TensorProto::DOUBLE: append(r.bytes, t.double_data(), 8); break;
-      case onnx::TensorProto::INT64: append(r.bytes, t.int64_data(), 8); break;
+      case onnx::TensorProto::FLOAT:
+        append(r.bytes, t.float_data(), 4);
+        break;
+      case onnx::TensorProto::DOUBLE:
+        append(r.bytes, t.double_data(), 8);
+        break;
+      case onnx::TensorProto::INT64:
+        append(r.bytes, t.int64_data(), 8);
+        break;
       case onnx::TensorProto::UINT32:
-      case onnx::TensorProto::UINT64: append(r.bytes, t.uint64_data(), width); break;
-      default: append(r.bytes, t.int32_data(), width); break;
+      case onnx::TensorProto::UINT64:
+        append(r.bytes, t.uint64_data(), width);
+        break;
+      default:
+        append(r.bytes, t.int32_data(), width);
+        break;
     }
   }
   if (r.bytes.size() != count * width) {
@@ -156,9 +167,14 @@ TypeInfo type_info(const onnx::ValueInfoProto& v, const std::string& model, cons
 
 enp_tensor_t type_view(const std::string& name, const TypeInfo& t) {
   static const int64_t kScalar = 0;
-  return enp_tensor_t{name.c_str(), t.dtype, static_cast<uint32_t>(t.dims.size()),
-                      !t.has_shape ? nullptr : t.dims.empty() ? &kScalar : t.dims.data(),
-                      nullptr, 0};
+  return enp_tensor_t{name.c_str(),
+                      t.dtype,
+                      static_cast<uint32_t>(t.dims.size()),
+                      !t.has_shape     ? nullptr
+                      : t.dims.empty() ? &kScalar
+                                       : t.dims.data(),
+                      nullptr,
+                      0};
 }
 
 }  // namespace
@@ -180,8 +196,7 @@ ShapeOverrides parse_shape_overrides(const sdk::Options& options) {
       }
       if (part.empty() || used != part.size() || v < 0 || v > (int64_t{1} << 40)) {
         throw Error(ENP_INVALID_ARGUMENT, "invalid command line",
-                    "--input-shape " + key + "=" + spec + ": '" + part +
-                        "' is not a dimension",
+                    "--input-shape " + key + "=" + spec + ": '" + part + "' is not a dimension",
                     "write the shape as NAME=D0,D1,... with non-negative integers");
       }
       dims.push_back(v);
@@ -220,9 +235,8 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
       used_overrides.insert(v.name());
       if (t.has_shape && t.dims.size() != it->second.size()) {
         throw Error(ENP_INVALID_ARGUMENT, "input shape override does not fit",
-                    "--input-shape " + v.name() + " has rank " +
-                        std::to_string(it->second.size()) + "; the model's input is " +
-                        dims_string(t.dims),
+                    "--input-shape " + v.name() + " has rank " + std::to_string(it->second.size()) +
+                        "; the model's input is " + dims_string(t.dims),
                     "give one dimension per axis of the input");
       }
       for (size_t i = 0; t.has_shape && i < t.dims.size(); ++i) {
@@ -246,10 +260,10 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
       for (const auto& v : g.input()) {
         if (!initializer_names.count(v.name())) names += (names.empty() ? "" : ", ") + v.name();
       }
-      throw Error(ENP_INVALID_ARGUMENT, "input shape override does not fit",
-                  "--input-shape names '" + name + "', which is not an input (inputs: " + names +
-                      ")",
-                  "use one of the model's input names");
+      throw Error(
+          ENP_INVALID_ARGUMENT, "input shape override does not fit",
+          "--input-shape names '" + name + "', which is not an input (inputs: " + names + ")",
+          "use one of the model's input names");
     }
   }
   for (const auto& v : g.output()) {
@@ -273,7 +287,8 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
       continue;
     }
     // Unnamed nodes are common in exported models; errors need a name.
-    const std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+    const std::string name =
+        n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
     std::vector<const char*> inputs, outputs;
     for (const auto& s : n.input()) inputs.push_back(s.c_str());
     for (const auto& s : n.output()) outputs.push_back(s.c_str());
@@ -287,8 +302,14 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
       enp_attribute_t e{};
       e.name = a.name().c_str();
       switch (a.type()) {
-        case onnx::AttributeProto::FLOAT: e.type = ENP_ATTR_FLOAT; e.f = a.f(); break;
-        case onnx::AttributeProto::INT: e.type = ENP_ATTR_INT; e.i = a.i(); break;
+        case onnx::AttributeProto::FLOAT:
+          e.type = ENP_ATTR_FLOAT;
+          e.f = a.f();
+          break;
+        case onnx::AttributeProto::INT:
+          e.type = ENP_ATTR_INT;
+          e.i = a.i();
+          break;
         case onnx::AttributeProto::STRING:
           e.type = ENP_ATTR_STRING;
           e.s = a.s().data();

@@ -16,15 +16,15 @@ using sdk::Error;
 std::vector<char> read_bounded(const fs::path& path, uint64_t limit, const std::string& what) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
-    throw Error(ENP_NOT_FOUND, "file not found",
-                what + " '" + path.string() + "' does not exist", "check the path");
+    throw Error(ENP_NOT_FOUND, "file not found", what + " '" + path.string() + "' does not exist",
+                "check the path");
   }
   const uint64_t size = fs::file_size(path, ec);
   if (ec || size > limit) {
-    throw Error(ENP_RESOURCE_EXHAUSTED, "onnx model exceeds a size limit",
-                what + " '" + path.string() + "' is larger than " + std::to_string(limit) +
-                    " bytes",
-                "store large weights as external data, or split the model");
+    throw Error(
+        ENP_RESOURCE_EXHAUSTED, "onnx model exceeds a size limit",
+        what + " '" + path.string() + "' is larger than " + std::to_string(limit) + " bytes",
+        "store large weights as external data, or split the model");
   }
   std::vector<char> bytes(size);
   std::ifstream in(path, std::ios::binary);
