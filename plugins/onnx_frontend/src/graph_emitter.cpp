@@ -10,10 +10,12 @@ namespace {
 using sdk::Error;
 
 std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string s;
-  for (int64_t d : dims)
-    s += (s.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
-  return "[" + s + "]";
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ',';
+    s += dims[i] < 0 ? std::string("?") : std::to_string(dims[i]);
+  }
+  return s + "]";
 }
 
 // An ONNX tensor with its data as little-endian bytes, whichever field held
