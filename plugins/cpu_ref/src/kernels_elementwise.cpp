@@ -16,6 +16,7 @@
 #include <numbers>
 #include <type_traits>
 
+#include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -37,52 +38,9 @@ constexpr uint32_t kAll = kNumeric | kBool;
 
 // Storage of float16 and bool elements. Arithmetic goes through load() and
 // store(); a bool byte other than 0 reads as true.
-struct Half {
-  uint16_t bits;
-};
 struct Bool8 {
   uint8_t byte;
 };
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    // Zero or subnormal: mantissa * 2^-24, exact in float.
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  const uint32_t high = exponent == 0x1f ? 0x7f800000u : (exponent + 112u) << 23;
-  return std::bit_cast<float>(sign | high | (mantissa << 13));
-}
-
-// x - floor(x) is exact in binary floating point, so this rounds exactly.
-template <typename T>
-T round_half_even(T x) {
-  T r = std::floor(x);
-  const T diff = x - r;
-  if (diff > T(0.5) || (diff == T(0.5) && std::fmod(r, T(2)) != 0)) r += 1;
-  return r;
-}
-
-// Rounds straight from double (no double rounding through float).
-uint16_t half_from_double(double x) {
-  const auto sign = static_cast<uint16_t>(std::signbit(x) ? 0x8000u : 0u);
-  const double a = std::fabs(x);
-  if (std::isnan(x)) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (a >= 65520.0) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
-  if (a == 0.0) return sign;
-  int e = 0;
-  std::frexp(a, &e);
-  // Counting in units of the result's last mantissa bit (2^-24 for
-  // subnormals), the encoding is ((ulp_exp + 24) << 10) + units, and a carry
-  // out of the mantissa lands in the exponent as it should.
-  const int ulp_exp = std::max(e - 11, -24);
-  const double units = round_half_even(std::ldexp(a, -ulp_exp));
-  const auto bits = static_cast<uint32_t>((ulp_exp + 24) << 10) + static_cast<uint32_t>(units);
-  return static_cast<uint16_t>(sign | bits);
-}
 
 template <typename S>
 S load(S x) {
@@ -114,16 +72,6 @@ T float_to_int(double v) {
     }
   }
   return static_cast<T>(w);
-}
-
-// C++ leaves a double beyond float's range undefined; this rounds it as
-// IEEE does (to the largest float or to infinity).
-float narrow_to_float(double v) {
-  const double a = std::fabs(v);
-  if (!(a > std::numeric_limits<float>::max()) || std::isinf(v)) return static_cast<float>(v);
-  const float magnitude = a >= 0x1.ffffffp127 ? std::numeric_limits<float>::infinity()
-                                              : std::numeric_limits<float>::max();
-  return std::signbit(v) ? -magnitude : magnitude;
 }
 
 // Rounds a computed value once into storage type S, as numpy's astype.

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "eulernpu/sdk/status.hpp"
+#include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -30,16 +31,6 @@ int workers(const KernelContext& ctx, int64_t work) {
 [[noreturn]] void corrupt(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
                    "recompile the artifact with 'eulernpu compile'");
-}
-
-// C++ leaves a double beyond float's range undefined; IEEE rounds it to
-// the largest float or to infinity.
-float narrow_to_float(double v) {
-  const double a = std::fabs(v);
-  if (!(a > std::numeric_limits<float>::max()) || std::isinf(v)) return static_cast<float>(v);
-  const float magnitude = a >= 0x1.ffffffp127 ? std::numeric_limits<float>::infinity()
-                                              : std::numeric_limits<float>::max();
-  return std::signbit(v) ? -magnitude : magnitude;
 }
 
 template <typename S>

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "eulernpu/sdk/status.hpp"
+#include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -63,21 +64,6 @@ std::vector<int32_t> widen(const Buffer& b) {
       corrupt(std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
   }
   return out;
-}
-
-float half_to_float(uint16_t h) {
-  const int exp = (h >> 10) & 0x1f;
-  const auto mant = static_cast<float>(h & 0x3ff);
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(mant, -24);
-  } else if (exp == 31) {
-    v = mant != 0.0f ? std::numeric_limits<float>::quiet_NaN()
-                     : std::numeric_limits<float>::infinity();
-  } else {
-    v = std::ldexp(mant + 1024.0f, exp - 25);
-  }
-  return (h & 0x8000) ? -v : v;
 }
 
 // `x` rounded to the nearest float16 value (ties to even), kept as float:

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "eulernpu/sdk/status.hpp"
+#include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -44,59 +45,6 @@ int workers(const KernelContext& ctx, int64_t work) {
 // ---------------------------------------------------------------------------
 // Element storage. Kernels compute in double; load() widens exactly and
 // store() rounds once (to nearest, ties to even).
-
-struct Half {
-  uint16_t bits;
-};
-
-double half_to_double(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  double magnitude = 0;
-  if (exponent == 0x1f) {
-    magnitude = mantissa != 0 ? std::numeric_limits<double>::quiet_NaN() : kInf;
-  } else if (exponent == 0) {
-    magnitude = std::ldexp(mantissa, -24);  // subnormal
-  } else {
-    magnitude = std::ldexp(mantissa + 1024, exponent - 25);
-  }
-  return (h & 0x8000) != 0 ? -magnitude : magnitude;
-}
-
-// Independent of the FPU rounding mode: x - floor(x) is exact.
-double round_half_even(double x) {
-  double r = std::floor(x);
-  const double diff = x - r;
-  if (diff > 0.5 || (diff == 0.5 && std::fmod(r, 2.0) != 0)) r += 1;
-  return r;
-}
-
-uint16_t half_from_double(double x) {
-  const auto sign = static_cast<uint16_t>(std::signbit(x) ? 0x8000u : 0u);
-  const double a = std::fabs(x);
-  if (std::isnan(x)) return static_cast<uint16_t>(sign | 0x7e00u);
-  if (a >= 65520.0) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
-  if (a == 0.0) return sign;
-  int e = 0;
-  std::frexp(a, &e);
-  // In units of the result's last mantissa bit (2^-24 for subnormals) the
-  // encoding is ((ulp_exp + 24) << 10) + units; a rounding carry out of the
-  // mantissa lands in the exponent, as it should.
-  const int ulp_exp = std::max(e - 11, -24);
-  const double units = round_half_even(std::ldexp(a, -ulp_exp));
-  const auto bits = static_cast<uint32_t>((ulp_exp + 24) << 10) + static_cast<uint32_t>(units);
-  return static_cast<uint16_t>(sign | bits);
-}
-
-// C++ leaves a double beyond float's range undefined; IEEE rounds it to
-// the largest float or to infinity.
-float narrow_to_float(double v) {
-  const double a = std::fabs(v);
-  if (!(a > std::numeric_limits<float>::max()) || std::isinf(v)) return static_cast<float>(v);
-  const float magnitude = a >= 0x1.ffffffp127 ? std::numeric_limits<float>::infinity()
-                                              : std::numeric_limits<float>::max();
-  return std::signbit(v) ? -magnitude : magnitude;
-}
 
 double load(float v) { return v; }
 double load(double v) { return v; }
