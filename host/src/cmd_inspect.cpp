@@ -25,7 +25,11 @@ std::vector<ValueRow> rows(const google::protobuf::RepeatedPtrField<onnx::ValueI
     const Tensor t = type_of(v);
     std::string shape = "(";
     for (size_t i = 0; i < t.shape.size(); ++i) {
-      shape += (i ? ", " : "") + (t.shape[i] < 0 ? std::string("?") : std::to_string(t.shape[i]));
+      // A dynamic dimension shows its name ("batch") when the model has one.
+      const std::string& param =
+          v.type().tensor_type().shape().dim(static_cast<int>(i)).dim_param();
+      if (i) shape += ", ";
+      shape += t.shape[i] >= 0 ? std::to_string(t.shape[i]) : param.empty() ? "?" : param;
     }
     shape += t.shape.size() == 1 ? ",)" : ")";
     if (!v.type().tensor_type().has_shape()) shape = "(unknown)";

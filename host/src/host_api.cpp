@@ -89,6 +89,34 @@ enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain, int64_
     o->set_version(version);
   });
 }
+enp_status_t* graph_set_dim_names(enp_graph_builder_t* b, const char* value,
+                                  const char* const* names, uint32_t rank) {
+  return sink([&] {
+    auto* g = b->model.mutable_graph();
+    for (auto* list : {g->mutable_input(), g->mutable_output()}) {
+      for (auto& v : *list) {
+        if (v.name() != str(value)) continue;
+        auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+        if (static_cast<uint32_t>(shape->dim_size()) != rank) {
+          throw UserError("plugin returned invalid data",
+                          "dimension names for '" + str(value) + "' of rank " +
+                              std::to_string(shape->dim_size()) + ": got " + std::to_string(rank) +
+                              " names",
+                          "report this to the plugin's author");
+        }
+        for (uint32_t i = 0; i < rank; ++i) {
+          auto* d = shape->mutable_dim(static_cast<int>(i));
+          if (!d->has_dim_value() && names && names[i] && *names[i]) d->set_dim_param(names[i]);
+        }
+        return;
+      }
+    }
+    throw UserError("plugin returned invalid data",
+                    "dimension names for '" + str(value) + "', which is no graph input or output",
+                    "report this to the plugin's author");
+  });
+}
+
 enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key, const char* value) {
   return sink([&] {
     for (auto& kv : *b->model.mutable_metadata_props()) {
@@ -213,7 +241,8 @@ const enp_host_api_t* host_api() {
                                   &artifact_read_tensors,
                                   &tensor_list_add,
                                   &support_report_node,
-                                  &device_list_add};
+                                  &device_list_add,
+                                  &graph_set_dim_names};
   return &api;
 }
 

@@ -106,9 +106,20 @@ class OnnxModelTest(CliTestCase):
     def test_dynamic_dimension_left_unfixed(self):
         src = self.save(mlp_with_dynamic_reshape()[0])
         out = self.path("art")
+        # The model's own name for the open dimension, not a placeholder.
         self.error("compile", "--model", src, "--out", out, title="dynamic input shape",
-                   where="'x'")
+                   where="'x' has shape (N, 2, 4)")
         self.assert_absent(out)
+        r = run("inspect", src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"x +float32 +\(N, 2, 4\)")
+        self.assertRegex(r.stdout, r"y +float32 +\(N, 3\)")
+        # The IR file keeps the names, so other ONNX tools show them too.
+        mblt = self.path("m.mblt")
+        self.assertEqual(run("parse", "--model", src, "--output", mblt).returncode, 0)
+        parsed = onnx.load(mblt)
+        self.assertEqual(parsed.graph.input[0].type.tensor_type.shape.dim[0].dim_param, "N")
+        self.assertEqual(parsed.graph.output[0].type.tensor_type.shape.dim[0].dim_param, "N")
 
     def test_input_shape_errors(self):
         src = self.save(mlp_with_dynamic_reshape()[0])

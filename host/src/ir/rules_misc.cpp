@@ -296,21 +296,23 @@ void stft(InferContext& ctx) {
   if (!sig.known) return ctx.set_output(0, unknown_dims(sig.dtype, 4));
   ctx.require(sig.dims.size() == 3, "the signal must be (batch, length, 1 or 2)");
   const auto step = constant_scalar(ctx, 1);
-  std::optional<int64_t> frame =
-      sig.dims[1] >= 0 ? std::optional<int64_t>(sig.dims[1]) : std::nullopt;
-  if (ctx.has_input(2)) {
-    const int64_t w = vector_length(ctx, 2);
-    frame = w >= 0 ? std::optional<int64_t>(w) : std::nullopt;
+  // -1: not known at compile time (a plain integer: GCC 12 misreads an
+  // optional reassigned in branches as maybe-uninitialized).
+  int64_t frame = sig.dims[1];
+  if (ctx.has_input(2)) frame = vector_length(ctx, 2);
+  if (ctx.has_input(3)) {
+    const auto given = constant_scalar(ctx, 3);
+    if (given) ctx.require(*given > 0, "frame_length must be positive");
+    frame = given.value_or(-1);
   }
-  if (ctx.has_input(3)) frame = constant_scalar(ctx, 3);
   Dims out{sig.dims[0], -1, -1, 2};
-  if (frame) {
-    ctx.require(*frame > 0, "frame_length must be positive");
-    out[2] = ctx.attr_int("onesided", 1) != 0 ? *frame / 2 + 1 : *frame;
+  if (frame >= 0) {
+    ctx.require(frame > 0, "frame_length must be positive");
+    out[2] = ctx.attr_int("onesided", 1) != 0 ? frame / 2 + 1 : frame;
     if (step && sig.dims[1] >= 0) {
-      ctx.require(*step > 0 && *frame <= sig.dims[1],
+      ctx.require(*step > 0 && frame <= sig.dims[1],
                   "frame_step must be positive and frame_length fit the signal");
-      out[1] = 1 + (sig.dims[1] - *frame) / *step;
+      out[1] = 1 + (sig.dims[1] - frame) / *step;
     }
   }
   ctx.set_output(0, ValueType{sig.dtype, out, true});

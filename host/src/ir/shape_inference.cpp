@@ -24,12 +24,20 @@ void write_value_info(onnx::ValueInfoProto& v, const std::string& name, const Va
   v.set_name(name);
   auto* tt = v.mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(t.dtype));
+  // A graph output's declared dimension names ("batch") stay where the
+  // dimension is still dynamic: they are how users read the shape.
+  std::vector<std::string> names;
+  for (const auto& d : tt->shape().dim()) names.push_back(d.dim_param());
   tt->clear_shape();
   if (!t.known) return;
   auto* shape = tt->mutable_shape();
-  for (int64_t d : t.dims) {
+  for (size_t i = 0; i < t.dims.size(); ++i) {
     auto* dim = shape->add_dim();
-    if (d >= 0) dim->set_dim_value(d);
+    if (t.dims[i] >= 0) {
+      dim->set_dim_value(t.dims[i]);
+    } else if (names.size() == t.dims.size() && !names[i].empty()) {
+      dim->set_dim_param(names[i]);
+    }
   }
 }
 

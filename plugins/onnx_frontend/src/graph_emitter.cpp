@@ -143,6 +143,13 @@ struct TypeInfo {
   int32_t dtype = 0;
   bool has_shape = false;
   std::vector<int64_t> dims;
+  std::vector<std::string> dim_names;  // ONNX dim_param per axis ("" if none)
+  bool has_dim_names() const {
+    for (const auto& n : dim_names) {
+      if (!n.empty()) return true;
+    }
+    return false;
+  }
 };
 
 TypeInfo type_info(const onnx::ValueInfoProto& v, const std::string& model, const char* what) {
@@ -162,7 +169,10 @@ TypeInfo type_info(const onnx::ValueInfoProto& v, const std::string& model, cons
   }
   if (tt.has_shape()) {
     t.has_shape = true;
-    for (const auto& d : tt.shape().dim()) t.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : tt.shape().dim()) {
+      t.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      t.dim_names.push_back(d.has_dim_value() ? std::string() : d.dim_param());
+    }
   }
   return t;
 }
@@ -255,6 +265,7 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
     }
     const enp_tensor_t view = type_view(v.name(), t);
     out.add_input(view);
+    if (t.has_dim_names()) out.set_dim_names(v.name(), t.dim_names);
   }
   for (const auto& [name, dims] : overrides) {
     if (!used_overrides.count(name)) {
@@ -272,6 +283,7 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
     const TypeInfo t = type_info(v, model_path, "output");
     const enp_tensor_t view = type_view(v.name(), t);
     out.add_output(view);
+    if (t.has_dim_names()) out.set_dim_names(v.name(), t.dim_names);
   }
   for (const auto& v : g.value_info()) {
     if (!v.type().has_tensor_type()) continue;

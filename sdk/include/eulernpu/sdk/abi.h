@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 0
+#define ENP_ABI_MINOR 1
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -264,6 +264,13 @@ typedef struct enp_host_api_t {
 
   /* Device list sink (backend list_devices). */
   enp_status_t* (*device_list_add)(enp_device_list_t* list, const enp_device_info_t* device);
+
+  /* ABI 1.1. Names the dynamic dimensions of a graph input or output
+   * already added (ONNX dim_param: "batch", "seq"), so errors, `inspect`
+   * and the IR file show them. names[i] NULL or "" leaves dimension i
+   * unnamed; names of fixed dimensions are ignored. */
+  enp_status_t* (*graph_set_dim_names)(enp_graph_builder_t* b, const char* value,
+                                       const char* const* names, uint32_t rank);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */

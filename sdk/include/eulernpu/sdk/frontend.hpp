@@ -49,6 +49,13 @@ class GraphBuilder {
   void set_metadata(const std::string& key, const std::string& value) {
     check(host_api()->graph_set_metadata(b_, key.c_str(), value.c_str()));
   }
+  // Names the dynamic dimensions of input or output `value` (ABI 1.1).
+  void set_dim_names(const std::string& value, const std::vector<std::string>& names) {
+    std::vector<const char*> ptrs;
+    for (const auto& n : names) ptrs.push_back(n.c_str());
+    check(host_api()->graph_set_dim_names(b_, value.c_str(), ptrs.data(),
+                                          static_cast<uint32_t>(ptrs.size())));
+  }
 
  private:
   static enp_tensor_t type_only(const std::string& name, int32_t dtype,
