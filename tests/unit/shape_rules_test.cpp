@@ -324,5 +324,69 @@ TEST(ShapeRulesTest, SpaceDepthFlattenAndConcat) {
   EXPECT_EQ(m.dims("c"), (Dims{1, 8, -1, 3}));
 }
 
+TEST(ShapeRulesTest, LinearAttentionSharesKvHeadsAndTypesTheState) {
+  ModelBuilder m(27);
+  m.input("q", {2, 4, 64}).input("k", {2, 4, 32}).input("v", {2, 4, 16});
+  m.input("g", {2, 4, 4}).input("b", {2, 4, 1});
+  m.node("LinearAttention", {"q", "k", "v", "", "g", "b"}, {"o", "s"},
+         {{"i:q_num_heads", {8}}, {"i:kv_num_heads", {4}}});
+  m.output("o").output("s").infer();
+  EXPECT_EQ(m.dims("o"), (Dims{2, 4, 32}));
+  EXPECT_EQ(m.dims("s"), (Dims{2, 4, 8, 4}));
+
+  // The default update rule, gated_delta, needs decay and beta.
+  ModelBuilder bare(27);
+  bare.input("q", {2, 4, 32}).input("k", {2, 4, 32}).input("v", {2, 4, 32});
+  bare.node("LinearAttention", {"q", "k", "v"}, {"o", "s"},
+            {{"i:q_num_heads", {4}}, {"i:kv_num_heads", {4}}});
+  bare.output("o");
+  EXPECT_THROW(bare.infer(), UserError);
+
+  ModelBuilder uneven(27);
+  uneven.input("q", {2, 4, 32}).input("k", {2, 4, 24}).input("v", {2, 4, 24});
+  uneven.node("LinearAttention", {"q", "k", "v"}, {"o", "s"},
+              {{"i:q_num_heads", {4}}, {"i:kv_num_heads", {3}}});
+  uneven.output("o");
+  EXPECT_THROW(uneven.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, CausalConvWithStateKeepsKernelMinusOnePositions) {
+  ModelBuilder m(27);
+  m.input("x", {2, 4, 8}).input("w", {4, 1, 3}).input("p", {2, 4, 2});
+  m.node("CausalConvWithState", {"x", "w", "", "p"}, {"y", "s"}).output("y").output("s").infer();
+  EXPECT_EQ(m.dims("y"), (Dims{2, 4, 8}));
+  EXPECT_EQ(m.dims("s"), (Dims{2, 4, 2}));
+
+  ModelBuilder bad(27);
+  bad.input("x", {2, 4, 8}).input("w", {4, 1, 3}).input("p", {2, 4, 3});
+  bad.node("CausalConvWithState", {"x", "w", "", "p"}, {"y", "s"}).output("y");
+  EXPECT_THROW(bad.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, TensorScatterAndSwiGLU) {
+  ModelBuilder m(28);
+  m.input("c", {2, 3, 8, 5}).input("u", {2, 3, 2, 5}).input("w", {2}, onnx::TensorProto::INT64);
+  m.input("a", {2, 4}).input("b", {2, 4});
+  m.node("TensorScatter", {"c", "u", "w"}, {"p"}).node("SwiGLU", {"a", "b"}, {"y"});
+  m.output("p").output("y").infer();
+  EXPECT_EQ(m.dims("p"), (Dims{2, 3, 8, 5}));
+  EXPECT_EQ(m.dims("y"), (Dims{2, 4}));
+
+  ModelBuilder batch_axis(24);
+  batch_axis.input("c", {2, 8}).input("u", {1, 8});
+  batch_axis.node("TensorScatter", {"c", "u"}, {"p"}, {{"i:axis", {0}}}).output("p");
+  EXPECT_THROW(batch_axis.infer(), UserError);
+
+  ModelBuilder longer(24);
+  longer.input("c", {2, 4, 5}).input("u", {2, 6, 5});
+  longer.node("TensorScatter", {"c", "u"}, {"p"}).output("p");
+  EXPECT_THROW(longer.infer(), UserError);
+
+  ModelBuilder broadcast(28);
+  broadcast.input("a", {2, 4}).input("b", {1, 4});
+  broadcast.node("SwiGLU", {"a", "b"}, {"y"}).output("y");
+  EXPECT_THROW(broadcast.infer(), UserError);
+}
+
 }  // namespace
 }  // namespace eulernpu::host::ir

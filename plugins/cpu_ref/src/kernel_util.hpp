@@ -42,6 +42,12 @@ void parallel_for(int64_t n, int threads, Fn fn) {
 void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, const float* b, float beta, float* c, int threads);
 
+// Runs `f32_kernel` on a node whose float16 inputs and outputs it cannot
+// read: every float16 input is widened (exactly) to float32, the kernel
+// computes in float32, and each float16 output element is rounded once,
+// to nearest even. Inputs of other dtypes pass through unchanged.
+void run_f16_as_f32(const KernelContext& ctx, KernelFn f32_kernel);
+
 // Calls f.template operator()<T>() with T the C++ type of `dtype`.
 template <typename F>
 void dispatch_dtype(int32_t dtype, F&& f) {

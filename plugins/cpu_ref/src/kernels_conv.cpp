@@ -17,6 +17,7 @@ namespace eulernpu::cpu_ref {
 namespace {
 
 using Dims3 = std::array<int64_t, 3>;
+constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr size_t kMaxSpatial = 3;
 
 [[noreturn]] void corrupt(const std::string& what) {
@@ -353,12 +354,25 @@ void f32_conv_transpose(const KernelContext& ctx) {
   }
 }
 
+// float16 convolutions run the float32 kernels on widened tensors and round
+// each output element once.
+void conv_kernel(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype == ENP_DTYPE_FLOAT16) return run_f16_as_f32(ctx, &f32_conv);
+  f32_conv(ctx);
+}
+
+void conv_transpose_kernel(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype == ENP_DTYPE_FLOAT16) return run_f16_as_f32(ctx, &f32_conv_transpose);
+  f32_conv_transpose(ctx);
+}
+
 std::optional<std::string> input_dtype_problem(const sdk::NodeView& node,
                                                const sdk::GraphView& graph, size_t i) {
   if (node.input(i).empty()) return std::nullopt;
   const auto v = graph.value(node.input(i));
-  if (v && v->dtype() == ENP_DTYPE_FLOAT32) return std::nullopt;
-  return "input " + std::to_string(i) + " must be float32 like X";
+  const auto x = graph.value(node.input(0));
+  if (v && x && v->dtype() == x->dtype()) return std::nullopt;
+  return "input " + std::to_string(i) + " must have X's dtype";
 }
 
 std::optional<std::string> conv_check(const sdk::NodeView& node, const sdk::GraphView& graph) {
@@ -389,11 +403,14 @@ std::optional<std::string> conv_check(const sdk::NodeView& node, const sdk::Grap
 
 std::vector<OpEntry> conv_ops() {
   return {
-      {"Conv", 1, 0, kF32, "1-3 spatial dims; groups, dilations, auto_pad; float32 W and B",
-       &conv_check, &f32_conv},
-      {"ConvTranspose", 1, 0, kF32,
-       "1-3 spatial dims; groups, dilations, output_padding, output_shape; float32 W and B",
-       &conv_check, &f32_conv_transpose},
+      {"Conv", 1, 0, kF32 | kF16,
+       "1-3 spatial dims; groups, dilations, auto_pad; W and B of X's dtype; float16 computed "
+       "in float32",
+       &conv_check, &conv_kernel},
+      {"ConvTranspose", 1, 0, kF32 | kF16,
+       "1-3 spatial dims; groups, dilations, output_padding, output_shape; W and B of X's "
+       "dtype; float16 computed in float32",
+       &conv_check, &conv_transpose_kernel},
   };
 }
 

@@ -1,5 +1,7 @@
 // GEMM-shaped kernels (Gemm, MatMul) through OpenBLAS, and the sgemm that
-// cpu_ref's convolutions share.
+// cpu_ref's convolutions share. float16 runs the float32 path on widened
+// inputs and rounds each output once (numpy's float16 matmul likewise
+// accumulates in float32); float64 MatMul runs dgemm.
 //
 // Results are the same bytes for every --threads value: OpenBLAS runs
 // single-threaded (its multi-threaded split, and so its rounding, follows
@@ -16,6 +18,9 @@
 namespace eulernpu::cpu_ref {
 
 namespace {
+
+constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
+constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 
 // C is split into at most kMaxBlocks blocks of at least kMinBlock columns
 // (rows when C is narrow); below kMinSplitFlops one call beats starting
@@ -176,6 +181,55 @@ void f32_matmul(const KernelContext& ctx) {
   batched_matmul(a, b, batch, m, n, k, out.as<float>(), ctx.threads);
 }
 
+// float64 MatMul: one dgemm per output batch, A and B through broadcast
+// strides; single-threaded and in a fixed order, for exact reproducibility.
+void f64_matmul(const KernelContext& ctx) {
+  Buffer a = ctx.inputs[0], b = ctx.inputs[1];
+  const Buffer& out = ctx.outputs[0];
+  if (a.shape.empty() || b.shape.empty()) corrupt("MatMul inputs must have rank >= 1");
+  if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1);
+  if (b.shape.size() == 1) b.shape.push_back(1);
+  const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back();
+  const int64_t n = b.shape.back();
+  const auto batch = broadcast_batch(batch_dims(a.shape), batch_dims(b.shape));
+  if (b.shape[b.shape.size() - 2] != k || out.count() != product(batch) * m * n) {
+    corrupt("MatMul shapes do not match");
+  }
+  const size_t rank = batch.size();
+  const auto sa = broadcast_strides(batch_dims(a.shape), rank);
+  const auto sb = broadcast_strides(batch_dims(b.shape), rank);
+  SingleThreadedBlas blas;
+  for (int64_t t = 0; t < product(batch); ++t) {
+    int64_t oa = 0, ob = 0, rest = t;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t i = rest % batch[d];
+      rest /= batch[d];
+      oa += i * sa[d];
+      ob += i * sb[d];
+    }
+    double* c = out.as<double>() + t * m * n;
+    if (m == 0 || n == 0) continue;
+    if (k == 0) {
+      std::fill(c, c + m * n, 0.0);
+      continue;
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(n), blas_int(k),
+                1.0, a.as<double>() + oa * m * k, blas_int(k), b.as<double>() + ob * k * n,
+                blas_int(n), 0.0, c, blas_int(n));
+  }
+}
+
+void matmul_kernel(const KernelContext& ctx) {
+  switch (ctx.inputs[0].dtype) {
+    case ENP_DTYPE_FLOAT16:
+      return run_f16_as_f32(ctx, &f32_matmul);
+    case ENP_DTYPE_FLOAT64:
+      return f64_matmul(ctx);
+    default:
+      return f32_matmul(ctx);
+  }
+}
+
 void f32_gemm(const KernelContext& ctx) {
   const Buffer& a = ctx.inputs[0];
   const Buffer& b = ctx.inputs[1];
@@ -209,13 +263,21 @@ void f32_gemm(const KernelContext& ctx) {
   sgemm_f32(ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), gemm_beta, py, ctx.threads);
 }
 
+void gemm_kernel(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype == ENP_DTYPE_FLOAT16) return run_f16_as_f32(ctx, &f32_gemm);
+  f32_gemm(ctx);
+}
+
 std::optional<std::string> float_inputs_problem(const sdk::NodeView& node,
                                                 const sdk::GraphView& graph) {
+  const auto first = graph.value(node.input(0));
+  if (!first) return "input 0 needs a known dtype";
   for (size_t i = 1; i < node.input_count(); ++i) {
     if (node.input(i).empty()) continue;
     const auto v = graph.value(node.input(i));
-    if (!v || v->dtype() != ENP_DTYPE_FLOAT32) {
-      return "input " + std::to_string(i) + " must be float32 like the first";
+    if (!v || v->dtype() != first->dtype()) {
+      return "input " + std::to_string(i) + " must be " + sdk::dtype_name(first->dtype()) +
+             " like the first";
     }
   }
   return std::nullopt;
@@ -241,9 +303,11 @@ void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
 
 std::vector<OpEntry> nn_ops() {
   return {
-      {"Gemm", 7, 0, kF32, "C broadcast to (M, N)", &gemm_check, &f32_gemm},
-      {"MatMul", 1, 0, kF32, "batched, numpy broadcasting of batch dims", &float_inputs_problem,
-       &f32_matmul},
+      {"Gemm", 7, 0, kF32 | kF16, "C broadcast to (M, N); float16 computed in float32", &gemm_check,
+       &gemm_kernel},
+      {"MatMul", 1, 0, kF32 | kF16 | kF64,
+       "batched, numpy broadcasting of batch dims; float16 computed in float32",
+       &float_inputs_problem, &matmul_kernel},
   };
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -856,8 +857,26 @@ int64_t range_length(T start, T limit, T delta) {
   }
 }
 
+// float16 Range: the length and values in double from the exact halves,
+// each value rounded once to half.
+void f16_range(const KernelContext& ctx) {
+  const Buffer& out = ctx.outputs[0];
+  auto scalar = [&ctx](size_t i) { return half_to_double(ctx.inputs[i].as<const Half>()[0].bits); };
+  const double start = scalar(0), delta = scalar(2);
+  const int64_t n = range_length(start, scalar(1), delta);
+  if (n != out.count()) {
+    value_error("Range: start, limit and delta give " + std::to_string(n) +
+                " values but the model was compiled for " + std::to_string(out.count()));
+  }
+  Half* dst = out.as<Half>();
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = Half{half_from_double(start + static_cast<double>(i) * delta)};
+  }
+}
+
 void num_range(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
+  if (out.dtype == ENP_DTYPE_FLOAT16) return f16_range(ctx);
   dispatch_dtype(out.dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       return;  // not a Range type; the table excludes it
@@ -1100,7 +1119,7 @@ std::vector<OpEntry> shape_ops() {
       {"OneHot", 9, 0, kNumbers, "indices and depth of any numeric dtype but float16",
        &check_one_hot, &any_one_hot},
       {"Pad", 1, 0, kAllDtypes, "constant, reflect, edge and wrap modes", &check_pad, &any_pad},
-      {"Range", 11, 0, kRangeDtypes, "", nullptr, &num_range},
+      {"Range", 11, 0, kRangeDtypes | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16), "", nullptr, &num_range},
       {"Reshape", 1, 0, kAllDtypes, "", &check_second_int, &any_reshape},
       {"Scatter", 9, 10, kAllDtypes, "indices int32/int64, checked at run time", &check_scatter,
        &any_scatter_elements},
