@@ -566,7 +566,8 @@ void rnn_kernel(const KernelContext& ctx) {
       lens[static_cast<size_t>(b)] = len;
     }
   }
-  // Steps past a sequence's length stay zero in Y.
+  // Steps past a sequence's length stay zero in Y; a sequence of length 0
+  // leaves Y_h (and Y_c) at the initial state.
   if (out.y) std::fill_n(out.y, ctx.outputs[0].count(), 0.0f);
   for (int64_t d = 0; d < p.dirs; ++d) {
     run_direction(p, in, out, lens, d, p.reverse_only || d == 1, ctx.threads);
