@@ -386,6 +386,25 @@ TEST(ShapeRulesTest, TensorScatterAndSwiGLU) {
   broadcast.input("a", {2, 4}).input("b", {1, 4});
   broadcast.node("SwiGLU", {"a", "b"}, {"y"}).output("y");
   EXPECT_THROW(broadcast.infer(), UserError);
+TEST(ShapeRulesTest, RecurrentOutputsFollowLayoutAndHiddenSize) {
+  ModelBuilder m(14);
+  m.input("x", {5, 2, 3}).input("w", {1, 12, 3}).input("r", {1, 12, 4});
+  m.input("xb", {2, 5, 3}).input("wl", {1, 16, 3}).input("rl", {1, 16, 4});
+  // hidden_size comes from R when the attribute is absent.
+  m.node("GRU", {"x", "w", "r"}, {"y", "y_h"});
+  m.node("LSTM", {"xb", "wl", "rl"}, {"ly", "ly_h", "ly_c"},
+         {{"i:layout", {1}}, {"i:hidden_size", {4}}});
+  m.output("y").output("y_h").output("ly").output("ly_h").output("ly_c").infer();
+  EXPECT_EQ(m.dims("y"), (Dims{5, 1, 2, 4}));
+  EXPECT_EQ(m.dims("y_h"), (Dims{1, 2, 4}));
+  EXPECT_EQ(m.dims("ly"), (Dims{2, 5, 1, 4}));
+  EXPECT_EQ(m.dims("ly_h"), (Dims{2, 1, 4}));
+  EXPECT_EQ(m.dims("ly_c"), (Dims{2, 1, 4}));
+
+  ModelBuilder two_dirs(14);
+  two_dirs.input("x", {5, 2, 3}).input("w", {2, 4, 3}).input("r", {2, 4, 4});
+  two_dirs.node("RNN", {"x", "w", "r"}, {"y"}).output("y");
+  EXPECT_THROW(two_dirs.infer(), UserError);  // forward, yet W holds two directions
 }
 
 }  // namespace

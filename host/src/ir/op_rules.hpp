@@ -102,6 +102,7 @@ std::vector<OpRule> loss_rules();
 std::vector<OpRule> misc_rules();
 std::vector<OpRule> quant_rules();
 std::vector<OpRule> sequence_rules();
+std::vector<OpRule> rnn_rules();
 
 // numpy broadcasting of two shapes; nullopt if they do not broadcast.
 // Unknown dims (-1) broadcast to unknown unless the other side decides.

@@ -383,6 +383,7 @@ std::vector<OpRule> elementwise_rules() {
                          "Hardmax",
                          "Clip",
                          "InstanceNormalization",
+                         "GroupNormalization",
                          "LpNormalization",
                          "MeanVarianceNormalization",
                          "LRN",

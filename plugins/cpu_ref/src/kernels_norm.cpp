@@ -1,7 +1,9 @@
-// Normalization kernels: BatchNormalization (inference), LayerNormalization,
-// InstanceNormalization, LpNormalization, MeanVarianceNormalization.
+// Normalization kernels: BatchNormalization (inference), GroupNormalization,
+// LayerNormalization, InstanceNormalization, LpNormalization, LRN,
+// MeanVarianceNormalization.
 // Means, variances and norms accumulate in float64 in a fixed order; each
 // output element is computed in float64 and rounded once to float32.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -285,6 +287,83 @@ void mvn_kernel(const KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// GroupNormalization: channels split into num_groups groups; each (n, group)
+// normalized by its own statistics. Opset 18 has one scale and bias per
+// group, opset 21 one per channel. stash_type only asks for at least float32
+// statistics; they are float64 here.
+
+void groupnorm_kernel(const KernelContext& ctx) {
+  const Buffer& x = ctx.inputs[0];
+  const Planes p = planes_of(x);
+  const int64_t groups = ctx.attr_int("num_groups", 0);
+  if (groups <= 0 || p.channels % groups != 0) {
+    corrupt("GroupNormalization's num_groups does not divide the channels");
+  }
+  const bool per_channel = ctx.opset >= 21;
+  const int64_t params = per_channel ? p.channels : groups;
+  expect_count(ctx.inputs[1], params, "GroupNormalization's scale");
+  expect_count(ctx.inputs[2], params, "GroupNormalization's bias");
+  expect_count(ctx.outputs[0], x.count(), "GroupNormalization's output");
+  const float* scale = ctx.inputs[1].as<const float>();
+  const float* bias = ctx.inputs[2].as<const float>();
+  const double eps = ctx.attr_float("epsilon", 1e-5);
+  const int64_t per_group = p.channels / groups;
+  const int64_t span = per_group * p.plane;  // a group's elements are contiguous
+  const int64_t batch = x.shape[0];
+  const float* in = x.as<const float>();
+  float* out = ctx.outputs[0].as<float>();
+  parallel_for(batch * groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+    for (int64_t ng = begin; ng < end; ++ng) {
+      const int64_t g = ng % groups;
+      const float* xs = in + ng * span;
+      float* ys = out + ng * span;
+      const Moments m = moments(xs, span);
+      const double inv = 1.0 / std::sqrt(m.var + eps);
+      for (int64_t k = 0; k < per_group; ++k) {
+        const int64_t at = per_channel ? g * per_group + k : g;
+        const double a = inv * scale[at], b = bias[at];
+        for (int64_t i = k * p.plane; i < (k + 1) * p.plane; ++i) {
+          ys[i] = static_cast<float>((xs[i] - m.mean) * a + b);
+        }
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// LRN: y = x / (bias + alpha / size * sum of x^2 over the channels
+// [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.
+
+void lrn_kernel(const KernelContext& ctx) {
+  const Buffer& x = ctx.inputs[0];
+  const Planes p = planes_of(x);
+  const int64_t size = ctx.attr_int("size", 0);
+  if (size <= 0) corrupt("LRN's size is not positive");
+  expect_count(ctx.outputs[0], x.count(), "LRN's output");
+  const double alpha = ctx.attr_float("alpha", 1e-4), beta = ctx.attr_float("beta", 0.75);
+  const double bias = ctx.attr_float("bias", 1.0);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const float* in = x.as<const float>();
+  float* out = ctx.outputs[0].as<float>();
+  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const int64_t c = nc % p.channels, n0 = nc - c;
+      const int64_t lo = std::max<int64_t>(0, c - before);
+      const int64_t hi = std::min(p.channels - 1, c + after);
+      for (int64_t i = 0; i < p.plane; ++i) {
+        double sq = 0;
+        for (int64_t k = lo; k <= hi; ++k) {
+          const double v = in[(n0 + k) * p.plane + i];
+          sq += v * v;
+        }
+        const double denom = std::pow(bias + alpha / static_cast<double>(size) * sq, beta);
+        out[nc * p.plane + i] = static_cast<float>(in[nc * p.plane + i] / denom);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Lowering checks
 
 std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
@@ -380,6 +459,31 @@ std::optional<std::string> mvn_check(const sdk::NodeView& node, const sdk::Graph
   return std::nullopt;
 }
 
+std::optional<std::string> groupnorm_check(const sdk::NodeView& node, const sdk::GraphView& g) {
+  const auto x = shape_of(g, node.input(0));
+  if (x.size() < 2) return "X must have rank >= 2 (N, C, ...)";
+  const enp_attribute_t* attr = node.find_attribute("num_groups");
+  if (!attr || attr->type != ENP_ATTR_INT) return "num_groups is required";
+  const int64_t groups = attr->i;
+  if (groups <= 0 || x[1] % groups != 0) {
+    return "num_groups " + std::to_string(groups) + " does not divide the " + std::to_string(x[1]) +
+           " channels";
+  }
+  for (size_t i = 1; i <= 2; ++i) {
+    if (node.input(i).empty()) return "input " + std::to_string(i) + " is required";
+  }
+  // Opset 21 changed scale and bias from one per group to one per channel.
+  return float_params(node, g, 1, 2, g.opset("") >= 21 ? x[1] : groups);
+}
+
+std::optional<std::string> lrn_check(const sdk::NodeView& node, const sdk::GraphView& g) {
+  if (shape_of(g, node.input(0)).size() < 2) return "X must have rank >= 2 (N, C, ...)";
+  const enp_attribute_t* attr = node.find_attribute("size");
+  if (!attr || attr->type != ENP_ATTR_INT) return "size is required";
+  if (attr->i <= 0) return "size " + std::to_string(attr->i) + " is not positive";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<OpEntry> norm_ops() {
@@ -387,10 +491,15 @@ std::vector<OpEntry> norm_ops() {
       {"BatchNormalization", 7, 0, kF32,
        "inference only (stored mean and variance), spatial=1, float32 parameters", &batchnorm_check,
        &batchnorm_kernel},
+      {"GroupNormalization", 18, 20, kF32, "float32 scale and bias, one per group",
+       &groupnorm_check, &groupnorm_kernel},
+      {"GroupNormalization", 21, 0, kF32, "float32 scale and bias, one per channel",
+       &groupnorm_check, &groupnorm_kernel},
       {"InstanceNormalization", 6, 0, kF32, "float32 scale and B", &instancenorm_check,
        &instancenorm_kernel},
       {"LayerNormalization", 17, 0, kF32, "Scale and B broadcast; Mean and InvStdDev float32",
        &layernorm_check, &layernorm_kernel},
+      {"LRN", 1, 0, kF32, "any rank >= 2; float64 window sums", &lrn_check, &lrn_kernel},
       {"LpNormalization", 1, 0, kF32, "p = 1 or 2", &lpnorm_check, &lpnorm_kernel},
       {"MeanVarianceNormalization", 9, 0, kF32, "any axes", &mvn_check, &mvn_kernel},
   };
