@@ -97,16 +97,19 @@ class SpecErrorTest(CliTestCase):
         self.compile_error(spec, "operator shape mismatch", "fc2", weights=self.path("w.npz"))
 
     def test_backend_lowering_missing(self):
-        # Det is an ONNX operator cpu_ref has no kernel for.
+        # NonZero is an ONNX operator cpu_ref cannot lower: its output shape
+        # depends on the data.
         spec = self.write_spec(
-            "name: det\ninputs:\n  - {name: m, shape: [3, 3]}\noutputs:\n  - {name: d}\n"
+            "name: nz\ninputs:\n  - {name: m, shape: [3, 3]}\n"
+            "outputs:\n  - {name: d, dtype: int64, shape: [2, 9]}\n"
             "components:\n  - name: only\n    operators:\n"
-            "      - {name: det1, op: Det, inputs: [m], outputs: [d]}\n")
-        r, m = self.error("validate", spec, title="backend lowering missing for op Det",
-                          where="det1")
+            "      - {name: nz1, op: NonZero, inputs: [m], outputs: [d]}\n")
+        r, m = self.error("validate", spec, title="backend lowering missing for op NonZero",
+                          where="nz1")
         self.assertEqual(m["anchor"], "backend-lowering-missing-for-op-x")
+        self.assertIn("data-dependent output shape", m["where"])
         self.assertIn("eulernpu capabilities", m["fix"])
-        self.compile_error(spec, "backend lowering missing for op Det")
+        self.compile_error(spec, "backend lowering missing for op NonZero")
 
     def test_compile_without_weights(self):
         out = self.path("artifact")

@@ -75,6 +75,15 @@ class ModelBuilder {
     return *this;
   }
 
+  // A string attribute on the last node added.
+  ModelBuilder& string_attr(const std::string& name, const std::string& value) {
+    auto* a = model_.mutable_graph()->mutable_node()->rbegin()->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+    return *this;
+  }
+
   ModelBuilder& output(const std::string& name) {
     model_.mutable_graph()->add_output()->set_name(name);
     return *this;
@@ -405,6 +414,49 @@ TEST(ShapeRulesTest, RecurrentOutputsFollowLayoutAndHiddenSize) {
   two_dirs.input("x", {5, 2, 3}).input("w", {2, 4, 3}).input("r", {2, 4, 4});
   two_dirs.node("RNN", {"x", "w", "r"}, {"y"}).output("y");
   EXPECT_THROW(two_dirs.infer(), UserError);  // forward, yet W holds two directions
+TEST(ShapeRulesTest, MaxUnpoolSizesFromWindowOrConstantOutputShape) {
+  ModelBuilder m(11);
+  m.input("x", {1, 2, 2, 2}).input("i", {1, 2, 2, 2}, onnx::TensorProto::INT64);
+  m.input("dyn", {4}, onnx::TensorProto::INT64).ints("os", {1, 2, 5, 5});
+  m.node("MaxUnpool", {"x", "i"}, {"a"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+  m.node("MaxUnpool", {"x", "i", "os"}, {"b"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+  m.node("MaxUnpool", {"x", "i", "dyn"}, {"c"}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
+  m.output("a").output("b").output("c");
+  m.infer();
+  EXPECT_EQ(m.dims("a"), (Dims{1, 2, 4, 4}));
+  EXPECT_EQ(m.dims("b"), (Dims{1, 2, 5, 5}));
+  EXPECT_EQ(m.dims("c"), (Dims{-1, -1, -1, -1}));
+}
+
+TEST(ShapeRulesTest, RoiAlignDeformConvDetAndTfIdf) {
+  ModelBuilder m(19);
+  m.input("x", {2, 3, 8, 8}).input("rois", {5, 4});
+  m.input("bi", {5}, onnx::TensorProto::INT64);
+  m.node("RoiAlign", {"x", "rois", "bi"}, {"r"}, {{"i:output_height", {3}}});
+  m.input("w", {4, 3, 3, 3}).input("off", {2, 18, 4, 4});
+  m.node("DeformConv", {"x", "w", "off"}, {"d"}, {{"pads", {1, 1, 1, 1}}, {"strides", {2, 2}}});
+  m.input("mats", {2, 3, 4, 4}).node("Det", {"mats"}, {"det"});
+  m.input("tokens", {2, 6}, onnx::TensorProto::INT32);
+  m.node("TfIdfVectorizer", {"tokens"}, {"tf"},
+         {{"i:min_gram_length", {1}},
+          {"i:max_gram_length", {1}},
+          {"ngram_counts", {0}},
+          {"ngram_indexes", {0, 4, 2}},
+          {"pool_int64s", {7, 8, 9}}});
+  m.string_attr("mode", "TF");
+  m.output("r").output("d").output("det").output("tf");
+  m.infer();
+  EXPECT_EQ(m.dims("r"), (Dims{5, 3, 3, 1}));
+  EXPECT_EQ(m.dims("d"), (Dims{2, 4, 4, 4}));
+  EXPECT_EQ(m.dims("det"), (Dims{2, 3}));
+  EXPECT_EQ(m.dims("tf"), (Dims{2, 5}));
+}
+
+TEST(ShapeRulesTest, DeformConvRejectsAMismatchedOffset) {
+  ModelBuilder m(19);
+  m.input("x", {1, 2, 5, 5}).input("w", {2, 2, 3, 3}).input("off", {1, 18, 3, 3});
+  m.node("DeformConv", {"x", "w", "off"}, {"y"}, {{"i:offset_group", {2}}}).output("y");
+  EXPECT_THROW(m.infer(), UserError);
 }
 
 }  // namespace

@@ -103,6 +103,10 @@ std::vector<OpRule> misc_rules();
 std::vector<OpRule> quant_rules();
 std::vector<OpRule> sequence_rules();
 std::vector<OpRule> rnn_rules();
+std::vector<OpRule> detection_rules();
+std::vector<OpRule> linalg_rules();
+std::vector<OpRule> text_rules();
+std::vector<OpRule> reverse_rules();
 
 // numpy broadcasting of two shapes; nullopt if they do not broadcast.
 // Unknown dims (-1) broadcast to unknown unless the other side decides.

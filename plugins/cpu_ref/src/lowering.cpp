@@ -109,6 +109,15 @@ int64_t plan_offsets(std::vector<Interval>& buffers) {
   return (arena + kAlignment - 1) / kAlignment * kAlignment;
 }
 
+// Ops whose output shape depends on input values, not only on input
+// shapes: a statically planned arena cannot hold them.
+bool has_data_dependent_shape(std::string_view op_type) {
+  for (const char* op : {"Compress", "NonMaxSuppression", "NonZero", "Unique"}) {
+    if (op_type == op) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index) {
@@ -118,6 +127,9 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
   }
   const int64_t opset = graph.opset("");
   const OpEntry* entry = find_op(node.op_type(), opset);
+  if (!entry && has_data_dependent_shape(node.op_type())) {
+    return "has a data-dependent output shape; not supported by static compilation";
+  }
   if (!entry) {
     return "cpu_ref has no kernel for " + std::string(node.op_type()) + " at opset " +
            std::to_string(opset);

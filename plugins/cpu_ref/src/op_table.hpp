@@ -101,6 +101,10 @@ std::vector<OpEntry> misc_ops();
 std::vector<OpEntry> quant_ops();
 std::vector<OpEntry> sequence_ops();
 std::vector<OpEntry> rnn_ops();
+std::vector<OpEntry> detection_ops();
+std::vector<OpEntry> linalg_ops();
+std::vector<OpEntry> text_ops();
+std::vector<OpEntry> reverse_ops();
 // The entry for `op_type` at `opset`, or null.
 const OpEntry* find_op(std::string_view op_type, int64_t opset);
 // op_table() as the ABI's declaration array.
