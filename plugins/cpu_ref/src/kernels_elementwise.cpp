@@ -402,6 +402,26 @@ struct ShiftOp {
   }
 };
 
+// Bitwise ops on the two's complement (or unsigned) bits of integers.
+struct BitAndOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x & y);
+  }
+};
+struct BitOrOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x | y);
+  }
+};
+struct BitXorOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x ^ y);
+  }
+};
+
 // base^exp in T's wrapping arithmetic. A negative exponent truncates the
 // real result toward zero (numpy refuses it).
 template <typename T, typename E>
@@ -487,6 +507,14 @@ struct NegOp : NoAttrs {
   template <typename T>
   T operator()(T x) const {
     return negate(x);
+  }
+};
+
+struct BitNotOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename T>
+  T operator()(T x) const {
+    return static_cast<T>(~x);
   }
 };
 
@@ -1175,6 +1203,10 @@ std::vector<OpEntry> elementwise_ops() {
       // Binary and variadic arithmetic.
       {"Add", 7, 0, kNumeric, kBcast, &same_dtypes, &binary_kernel<AddOp>},
       {"BitShift", 11, 0, kUnsigned, kBcast, &bitshift_check, &bitshift_kernel},
+      {"BitwiseAnd", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitAndOp, kIntegers>},
+      {"BitwiseNot", 18, 0, kIntegers, "", nullptr, &unary_kernel<BitNotOp, kIntegers>},
+      {"BitwiseOr", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitOrOp, kIntegers>},
+      {"BitwiseXor", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitXorOp, kIntegers>},
       {"Div", 7, 0, kNumeric, "numpy broadcasting; integers truncate, x / 0 = 0", &same_dtypes,
        &binary_kernel<DivOp>},
       {"Max", 6, 0, kNumeric, "variadic, numpy broadcasting; NaN propagates", &same_dtypes,
