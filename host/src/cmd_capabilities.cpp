@@ -30,9 +30,10 @@ std::vector<std::string> dtype_names(uint32_t mask) {
 
 std::string short_dtypes(uint32_t mask) {
   static const std::map<std::string, std::string> abbrev = {
-      {"float32", "f32"}, {"float16", "f16"}, {"float64", "f64"}, {"int8", "i8"},
-      {"uint8", "u8"},    {"uint16", "u16"},  {"uint32", "u32"},  {"uint64", "u64"},
-      {"int16", "i16"},   {"int32", "i32"},   {"int64", "i64"},   {"bool", "bool"}};
+      {"float32", "f32"},  {"float16", "f16"}, {"float64", "f64"}, {"int8", "i8"},
+      {"uint8", "u8"},     {"uint16", "u16"},  {"uint32", "u32"},  {"uint64", "u64"},
+      {"int16", "i16"},    {"int32", "i32"},   {"int64", "i64"},   {"bool", "bool"},
+      {"bfloat16", "bf16"}};
   std::string s;
   for (const std::string& n : dtype_names(mask)) {
     auto it = abbrev.find(n);

@@ -21,6 +21,14 @@ double half_to_double(uint16_t h) {
   return sign ? -v : v;
 }
 
+// bfloat16 is the upper half of a float32: widening is exact.
+double bfloat16_to_double(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 template <typename T>
 void widen(const Tensor& t, std::vector<double>& out) {
   const size_t n = t.data.size() / sizeof(T);
@@ -84,6 +92,16 @@ std::vector<double> to_doubles(const Tensor& t) {
         uint16_t h;
         std::memcpy(&h, t.data.data() + 2 * i, 2);
         out[i] = half_to_double(h);
+      }
+      break;
+    }
+    case DType::kBFloat16: {
+      const size_t n = t.data.size() / 2;
+      out.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t b;
+        std::memcpy(&b, t.data.data() + 2 * i, 2);
+        out[i] = bfloat16_to_double(b);
       }
       break;
     }

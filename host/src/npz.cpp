@@ -42,7 +42,8 @@ constexpr char kNpyFix[] =
 constexpr char kDTypeFix[] =
     "convert the array before saving it, e.g. a.astype(np.float32); "
     "supported: float16, float32, float64, int8, int16, int32, int64, uint8, "
-    "bool, little-endian";
+    "uint16, uint32, uint64, bool, little-endian, and bfloat16 bits as "
+    "[('bfloat16', '<u2')]";
 constexpr char kLimitFix[] =
     "split the arrays over smaller files, or raise the limit if the file is "
     "trusted";
@@ -91,6 +92,24 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kUInt16, 'u', 2, "<u2"},  {DType::kUInt32, 'u', 4, "<u4"},
     {DType::kUInt64, 'u', 8, "<u8"},  {DType::kBool, 'b', 1, "|b1"},
 };
+
+// numpy has no bfloat16. We store one as a structured dtype with a single
+// uint16 field named 'bfloat16' holding the bit pattern: numpy loads it (a
+// '<V2' void array would lose what the bytes mean), the name says how to
+// read it, and ml_dtypes users get values back with
+// a['bfloat16'].view(ml_dtypes.bfloat16). Written exactly as numpy spells it.
+constexpr char kBFloat16Descr[] = "[('bfloat16', '<u2')]";
+
+// True if `literal` (a structured descr's text) is kBFloat16Descr, up to
+// whitespace and quote style.
+bool is_bfloat16_descr(std::string_view literal) {
+  std::string norm;
+  for (char c : literal) {
+    if (c == ' ' || c == '\t' || c == '\n') continue;
+    norm += c == '"' ? '\'' : c;
+  }
+  return norm == "[('bfloat16','<u2')]";
+}
 
 const DTypeInfo* find_dtype(DType dtype) {
   for (const DTypeInfo& info : kDTypes) {
@@ -368,13 +387,14 @@ NpyHeader parse_npy_header(const uint8_t* p, size_t size, const std::string& whe
   if (!parser.shape) {
     fail(kMalformed, where + ": header lacks 'shape'", kNpyFix);
   }
-  if (parser.structured_descr) {
+  if (parser.structured_descr && !is_bfloat16_descr(*parser.structured_descr)) {
     fail(kUnsupported,
          where + ": structured dtype " + *parser.structured_descr + " is not supported", kDTypeFix);
   }
 
   NpyHeader header;
-  header.dtype = dtype_from_descr(*parser.descr, where);
+  header.dtype =
+      parser.structured_descr ? DType::kBFloat16 : dtype_from_descr(*parser.descr, where);
   if (*parser.fortran_order) {
     fail(kUnsupported, where + ": array is in Fortran order",
          "save a C-ordered array: np.ascontiguousarray(a)");
@@ -600,11 +620,11 @@ std::vector<Tensor> read_archive(SourcePtr src, const std::string& display_name,
 
 void validate(const Tensor& t) {
   const DTypeInfo* info = find_dtype(t.dtype);
-  if (info == nullptr) {
+  if (info == nullptr && t.dtype != DType::kBFloat16) {
     throw std::invalid_argument("tensor '" + t.name + "' has dtype " + dtype_name(t.dtype) +
                                 ", which .npy can't hold");
   }
-  const std::optional<uint64_t> nbytes = checked_nbytes(t.shape, info->size);
+  const std::optional<uint64_t> nbytes = checked_nbytes(t.shape, dtype_size(t.dtype));
   if (!nbytes || *nbytes != t.data.size()) {
     throw std::invalid_argument("tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
                                 " bytes of data, which does not match shape " +
@@ -621,8 +641,15 @@ void append_le(std::string& out, uint64_t v, size_t n) {
 // Everything np.save writes before the data, byte for byte.
 std::string npy_header(const Tensor& t) {
   validate(t);
-  std::string dict = "{'descr': '" + std::string(find_dtype(t.dtype)->descr) +
-                     "', 'fortran_order': False, 'shape': " + shape_string(t.shape) + ", }";
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) about
+  // "'" + std::string(...).
+  std::string dict = "{'descr': ";
+  if (t.dtype == DType::kBFloat16) {
+    dict += kBFloat16Descr;
+  } else {
+    dict.append("'").append(find_dtype(t.dtype)->descr).append("'");
+  }
+  dict.append(", 'fortran_order': False, 'shape': ").append(shape_string(t.shape)).append(", }");
   if (!t.shape.empty()) {
     dict.append(kGrowthAxisMaxDigits - std::to_string(t.shape[0]).size(), ' ');
   }

@@ -24,6 +24,7 @@ size_t dtype_size(DType dtype) {
     case DType::kBool:
       return 1;
     case DType::kFloat16:
+    case DType::kBFloat16:
       return 2;
     case DType::kFloat64:
       return 8;
@@ -57,6 +58,8 @@ const char* dtype_name(DType dtype) {
       return "bool";
     case DType::kFloat16:
       return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
     case DType::kFloat64:
       return "float64";
     case DType::kUndefined:
@@ -68,7 +71,7 @@ const char* dtype_name(DType dtype) {
 DType dtype_from_name(const std::string& name) {
   for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
                   DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64, DType::kUInt16,
-                  DType::kUInt32, DType::kUInt64}) {
+                  DType::kUInt32, DType::kUInt64, DType::kBFloat16}) {
     if (name == dtype_name(d)) return d;
   }
   return DType::kUndefined;

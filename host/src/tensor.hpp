@@ -24,6 +24,7 @@ enum class DType : int32_t {
   kFloat64 = ENP_DTYPE_FLOAT64,
   kUInt32 = ENP_DTYPE_UINT32,
   kUInt64 = ENP_DTYPE_UINT64,
+  kBFloat16 = ENP_DTYPE_BFLOAT16,  // bit pattern in 2 bytes; .npy can't hold it
 };
 
 // Bytes per element; 0 for kUndefined.

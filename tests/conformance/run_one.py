@@ -33,6 +33,27 @@ def save_npz(path, arrays):
                 np.lib.format.write_array(f, np.asarray(array))
 
 
+# numpy has no bfloat16: eulernpu's npz files hold its bits in this
+# one-field structured dtype (docs/artifacts.md).
+BF16 = np.dtype([("bfloat16", "<u2")])
+
+
+def load_array(path):
+    """The .pb tensor at `path` as numpy, bfloat16 as BF16 bits."""
+    t = onnx.load_tensor(path)
+    if t.data_type != onnx.TensorProto.BFLOAT16:
+        return numpy_helper.to_array(t)
+    bits = np.frombuffer(t.raw_data, "<u2") if t.raw_data else np.array(t.int32_data, "<u2")
+    return bits.reshape(tuple(t.dims)).view(BF16)
+
+
+def as_float(a):
+    """BF16 bits widened (exactly) to float32; other arrays unchanged."""
+    if a.dtype == BF16:
+        return (a["bfloat16"].astype(np.uint32) << 16).view(np.float32)
+    return a
+
+
 def data_sets(case):
     """test_data_set_N directories in N order."""
     dirs = glob.glob(os.path.join(case, "test_data_set_*"))
@@ -45,7 +66,7 @@ def numbered(directory, prefix, names):
     for k, name in enumerate(names):
         path = os.path.join(directory, f"{prefix}_{k}.pb")
         if os.path.exists(path):
-            out[name] = numpy_helper.to_array(onnx.load_tensor(path))
+            out[name] = load_array(path)
     return out
 
 
@@ -76,11 +97,11 @@ def compare(got, outs):
             continue
         have = got[name]
         same = have.shape == want.shape and have.dtype == want.dtype and np.allclose(
-            have, want, rtol=1e-3, atol=1e-7, equal_nan=True)
+            as_float(have), as_float(want), rtol=1e-3, atol=1e-7, equal_nan=True)
         print(f"{name}: shape {have.shape} vs {want.shape}, dtype {have.dtype} vs {want.dtype}, "
               f"{'OK' if same else 'MISMATCH'}")
         if not same and have.shape == want.shape and want.size:
-            diff = np.abs(have.astype(np.float64) - want.astype(np.float64))
+            diff = np.abs(as_float(have).astype(np.float64) - as_float(want).astype(np.float64))
             print("  max abs diff", np.nanmax(diff), "at", np.unravel_index(np.nanargmax(diff),
                                                                          want.shape))
         ok = ok and same

@@ -14,7 +14,8 @@ using host::DType;
 using host::Tensor;
 
 bool is_floating(DType d) {
-  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16;
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 ||
+         d == DType::kBFloat16;
 }
 
 bool close(double got, double expected, const Tolerance& t) {

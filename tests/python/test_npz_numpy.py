@@ -47,6 +47,13 @@ def sample_arrays():
         arrays[f"{name}_empty"] = np.zeros((0, 3), dtype=dt)
         arrays[f"{name}_4d"] = (
             np.arange(2 * 3 * 1 * 4).reshape(2, 3, 1, 4) * 7 - 20).astype(dt)
+    # numpy has no bfloat16: eulernpu stores its bits as a one-field
+    # structured array (docs/artifacts.md); 1.0, NaN with payload, -inf, -0.
+    bf16 = np.dtype([("bfloat16", "<u2")])
+    bits = np.array([0x3F80, 0x7FC1, 0xFF80, 0x8000], dtype="<u2")
+    arrays["bfloat16_vector"] = bits.view(bf16)
+    arrays["bfloat16_scalar"] = bits[:1].view(bf16).reshape(())
+    arrays["bfloat16_4d"] = np.arange(24, dtype="<u2").reshape(2, 3, 1, 4).view(bf16)
     arrays["nested/key.with.dots"] = np.arange(5, dtype="<f4")
     return arrays
 

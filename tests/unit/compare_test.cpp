@@ -48,6 +48,9 @@ TEST(CompareTest, MissingKeysBothWaysAndShapes) {
 TEST(CompareTest, WidensEveryDtypeExactly) {
   Tensor h{"h", DType::kFloat16, {3}, {0x00, 0x3c, 0x00, 0xc0, 0x01, 0x00}};  // 1, -2, 2^-24
   EXPECT_EQ(to_doubles(h), (std::vector<double>{1.0, -2.0, std::ldexp(1.0, -24)}));
+  // bfloat16 1.5, -2^-133 (the smallest subnormal), -inf
+  Tensor bf{"b", DType::kBFloat16, {3}, {0xc0, 0x3f, 0x01, 0x80, 0x80, 0xff}};
+  EXPECT_EQ(to_doubles(bf), (std::vector<double>{1.5, -std::ldexp(1.0, -133), -INFINITY}));
   Tensor i8{"i", DType::kInt8, {2}, {0xff, 0x7f}};
   EXPECT_EQ(to_doubles(i8), (std::vector<double>{-1.0, 127.0}));
 }

@@ -32,7 +32,7 @@ constexpr char kCannotWrite[] = "cannot write output file";
 
 const DType kAllDTypes[] = {
     DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8,
-    DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kBool,
+    DType::kInt16,   DType::kInt32,   DType::kInt64,   DType::kBool, DType::kBFloat16,
 };
 
 // A tensor whose bytes differ from element to element and dtype to dtype.
@@ -363,6 +363,31 @@ TEST(NpzTest, ParseNpyAcceptsNumpySpellings) {
     EXPECT_EQ(t.dtype, c.dtype);
     EXPECT_EQ(t.shape, (std::vector<int64_t>{2}));
     EXPECT_EQ(t.data, data);
+  }
+}
+
+// numpy has no bfloat16; we write its bits as the one-field structured
+// dtype np.dtype([('bfloat16', '<u2')]) and read that back, however quoted.
+TEST(NpzTest, BFloat16IsAStructuredUInt16Field) {
+  const Tensor t = make_tensor("", DType::kBFloat16, {2});
+  const Bytes bytes = encode_npy(t);
+  const std::string text(bytes.begin(), bytes.end());
+  EXPECT_NE(text.find("{'descr': [('bfloat16', '<u2')], 'fortran_order': False"),
+            std::string::npos);
+  for (const std::string descr : {"[('bfloat16', '<u2')]", "[(\"bfloat16\",\"<u2\")]"}) {
+    SCOPED_TRACE(descr);
+    const Bytes in =
+        npy("{'descr': " + descr + ", 'fortran_order': False, 'shape': (2,), }", t.data);
+    const Tensor back = parse_npy(in.data(), in.size(), "t.npy");
+    EXPECT_EQ(back.dtype, DType::kBFloat16);
+    EXPECT_EQ(back.data, t.data);
+  }
+  for (const std::string descr :
+       {"[('bfloat16', '>u2')]", "[('bf16', '<u2')]", "[('bfloat16', '<u2'), ('x', '<u2')]"}) {
+    SCOPED_TRACE(descr);
+    const Bytes in =
+        npy("{'descr': " + descr + ", 'fortran_order': False, 'shape': (1,), }", t.data);
+    expect_user_error([&] { parse_npy(in.data(), in.size(), "t.npy"); }, kUnsupported);
   }
 }
 

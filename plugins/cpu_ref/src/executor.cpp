@@ -27,8 +27,8 @@ json parse(std::string_view text, const char* file) {
 }
 
 int32_t dtype_from_name(const std::string& name) {
-  for (int32_t d = 1; d <= ENP_DTYPE_UINT64; ++d) {
-    if (name == sdk::dtype_name(d)) return d;
+  for (int32_t d = 1; d < 32; ++d) {
+    if (sdk::dtype_size(d) != 0 && name == sdk::dtype_name(d)) return d;
   }
   corrupt("unknown dtype '" + name + "'");
 }

@@ -1,8 +1,9 @@
-// IEEE half precision and float narrowing, exactly and independent of the
-// FPU rounding mode: shared by every kernel that stores float16 or rounds a
-// double result into float.
+// IEEE half precision, bfloat16 and float narrowing, exactly and
+// independent of the FPU rounding mode: shared by every kernel that stores
+// float16 or bfloat16 or rounds a double result into float.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -57,6 +58,37 @@ inline uint16_t half_from_double(double x) {
   const int ulp_exp = std::max(e - 11, -24);
   const double units = round_half_even(std::ldexp(a, -ulp_exp));
   const auto bits = static_cast<uint32_t>((ulp_exp + 24) << 10) + static_cast<uint32_t>(units);
+  return static_cast<uint16_t>(sign | bits);
+}
+
+// A bfloat16 element as stored: the upper 16 bits of a float32 (sign, 8-bit
+// exponent, 7-bit mantissa).
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// Exact: every bfloat16 is a float.
+inline float bfloat16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+
+// Rounds to nearest, ties to even, straight from double (no double rounding
+// through float), as ONNX's Cast: NaN becomes the quiet NaN 0x7FC0 (as
+// onnx.helper.float32_to_bfloat16), magnitudes from the midpoint between the
+// largest finite value and 2^128 become infinity, tiny ones subnormal or 0.
+inline uint16_t bfloat16_from_double(double x) {
+  if (std::isnan(x)) return 0x7fc0;
+  const auto sign = static_cast<uint16_t>(std::signbit(x) ? 0x8000u : 0u);
+  const double a = std::fabs(x);
+  if (a >= 0x1.ffp127) return static_cast<uint16_t>(sign | 0x7f80u);  // rounds to infinity
+  if (a == 0.0) return sign;
+  int e = 0;
+  std::frexp(a, &e);
+  // As half_from_double: in units of the result's last mantissa bit (2^-133
+  // for subnormals) the encoding is ((ulp_exp + 133) << 7) + units.
+  const int ulp_exp = std::max(e - 8, -133);
+  const double units = round_half_even(std::ldexp(a, -ulp_exp));
+  const auto bits = static_cast<uint32_t>((ulp_exp + 133) << 7) + static_cast<uint32_t>(units);
   return static_cast<uint16_t>(sign | bits);
 }
 

@@ -1,10 +1,12 @@
 // Elementwise kernels: unary math and activations, binary and variadic ops
-// with numpy broadcasting, comparisons and logic, Where, the softmax family,
-// Cast, Identity and Dropout.
+// with numpy broadcasting, bitwise ops, comparisons and logic, Where, the
+// softmax family, Cast, Identity and Dropout.
 //
 // Precision: float32 math runs in float; transcendental functions compute in
-// float64 and round once. float16 is stored as IEEE half, computed like
-// float32 and rounded once to half. Integer arithmetic wraps like two's
+// float64 and round once. float16 (IEEE half) and bfloat16 are computed like
+// float32 and rounded once to their storage, to nearest even (float has more
+// than twice their precision, so + - * / rounded first to float and then to
+// them give the correctly rounded result). Integer arithmetic wraps like two's
 // complement hardware (as numpy does) and integer division by zero gives 0,
 // so no input value leads to undefined behaviour.
 #include <algorithm>
@@ -27,7 +29,8 @@ namespace {
 
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
-constexpr uint32_t kFloats = kF32 | kF16 | kF64;
+constexpr uint32_t kBF16 = ENP_DTYPE_BIT(ENP_DTYPE_BFLOAT16);
+constexpr uint32_t kFloats = kF32 | kF16 | kF64 | kBF16;
 constexpr uint32_t kSigned = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_INT16) |
                              ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64);
 constexpr uint32_t kUnsigned = ENP_DTYPE_BIT(ENP_DTYPE_UINT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
@@ -36,7 +39,7 @@ constexpr uint32_t kIntegers = kSigned | kUnsigned;
 constexpr uint32_t kNumeric = kFloats | kIntegers;
 constexpr uint32_t kAll = kNumeric | kBool;
 
-// Storage of float16 and bool elements. Arithmetic goes through load() and
+// Storage of float16, bfloat16 and bool elements. Arithmetic goes through load() and
 // store(); a bool byte other than 0 reads as true.
 struct Bool8 {
   uint8_t byte;
@@ -47,6 +50,7 @@ S load(S x) {
   return x;
 }
 float load(Half h) { return half_to_float(h.bits); }
+float load(BFloat16 b) { return bfloat16_to_float(b.bits); }
 bool load(Bool8 b) { return b.byte != 0; }
 
 template <typename S>
@@ -79,6 +83,8 @@ template <typename S, typename V>
 S store(V v) {
   if constexpr (std::is_same_v<S, Half>) {
     return Half{half_from_double(static_cast<double>(v))};
+  } else if constexpr (std::is_same_v<S, BFloat16>) {
+    return BFloat16{bfloat16_from_double(static_cast<double>(v))};
   } else if constexpr (std::is_same_v<S, Bool8>) {
     return Bool8{static_cast<uint8_t>(v != V{0})};
   } else if constexpr (std::is_integral_v<S> && kIsFloat<V>) {
@@ -121,6 +127,7 @@ void dispatch(int32_t dtype, F&& f) {
   call_if<Mask, ENP_DTYPE_FLOAT32, float>(dtype, f);
   call_if<Mask, ENP_DTYPE_FLOAT64, double>(dtype, f);
   call_if<Mask, ENP_DTYPE_FLOAT16, Half>(dtype, f);
+  call_if<Mask, ENP_DTYPE_BFLOAT16, BFloat16>(dtype, f);
   call_if<Mask, ENP_DTYPE_INT8, int8_t>(dtype, f);
   call_if<Mask, ENP_DTYPE_UINT8, uint8_t>(dtype, f);
   call_if<Mask, ENP_DTYPE_INT16, int16_t>(dtype, f);
@@ -395,6 +402,26 @@ struct ShiftOp {
   }
 };
 
+// Bitwise ops on the two's complement (or unsigned) bits of integers.
+struct BitAndOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x & y);
+  }
+};
+struct BitOrOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x | y);
+  }
+};
+struct BitXorOp {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return static_cast<T>(x ^ y);
+  }
+};
+
 // base^exp in T's wrapping arithmetic. A negative exponent truncates the
 // real result toward zero (numpy refuses it).
 template <typename T, typename E>
@@ -480,6 +507,14 @@ struct NegOp : NoAttrs {
   template <typename T>
   T operator()(T x) const {
     return negate(x);
+  }
+};
+
+struct BitNotOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename T>
+  T operator()(T x) const {
+    return static_cast<T>(~x);
   }
 };
 
@@ -1069,9 +1104,9 @@ std::optional<std::string> gelu_check(const sdk::NodeView& node, const sdk::Grap
 }
 
 std::optional<std::string> cast_target(int32_t to) {
-  if (!(kAll & ENP_DTYPE_BIT(to)) || to > ENP_DTYPE_UINT64) {
+  if (to <= 0 || to >= 32 || !(kAll & ENP_DTYPE_BIT(to))) {
     return "casting to ONNX type " + std::to_string(to) +
-           " is not supported (bfloat16, float8, int4, string and complex types are not)";
+           " is not supported (float8, int4, int2, string and complex types are not)";
   }
   return std::nullopt;
 }
@@ -1097,6 +1132,8 @@ std::optional<double> constant_scalar(const sdk::GraphView& g, std::string_view 
       return t->as<double>()[0];
     case ENP_DTYPE_FLOAT16:
       return half_to_float(t->as<uint16_t>()[0]);
+    case ENP_DTYPE_BFLOAT16:
+      return bfloat16_to_float(t->as<uint16_t>()[0]);
     default:
       return std::nullopt;
   }
@@ -1166,6 +1203,10 @@ std::vector<OpEntry> elementwise_ops() {
       // Binary and variadic arithmetic.
       {"Add", 7, 0, kNumeric, kBcast, &same_dtypes, &binary_kernel<AddOp>},
       {"BitShift", 11, 0, kUnsigned, kBcast, &bitshift_check, &bitshift_kernel},
+      {"BitwiseAnd", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitAndOp, kIntegers>},
+      {"BitwiseNot", 18, 0, kIntegers, "", nullptr, &unary_kernel<BitNotOp, kIntegers>},
+      {"BitwiseOr", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitOrOp, kIntegers>},
+      {"BitwiseXor", 18, 0, kIntegers, kBcast, &same_dtypes, &binary_kernel<BitXorOp, kIntegers>},
       {"Div", 7, 0, kNumeric, "numpy broadcasting; integers truncate, x / 0 = 0", &same_dtypes,
        &binary_kernel<DivOp>},
       {"Max", 6, 0, kNumeric, "variadic, numpy broadcasting; NaN propagates", &same_dtypes,
@@ -1202,10 +1243,14 @@ std::vector<OpEntry> elementwise_ops() {
       {"Softmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13; float64",
        &softmax_check, &softmax_kernel<SoftmaxKind::kSoftmax>},
       // Type and data movement.
-      {"Cast", 6, 0, kAll, "numeric and bool types; float to int truncates", &cast_check,
-       &cast_kernel},
-      {"CastLike", 15, 0, kAll, "numeric and bool types; float to int truncates", &castlike_check,
-       &cast_kernel},
+      {"Cast", 6, 0, kAll,
+       "numeric and bool types; float to int truncates; to float16/bfloat16 rounds to nearest "
+       "even",
+       &cast_check, &cast_kernel},
+      {"CastLike", 15, 0, kAll,
+       "numeric and bool types; float to int truncates; to float16/bfloat16 rounds to nearest "
+       "even",
+       &castlike_check, &cast_kernel},
       {"Dropout", 7, 0, kFloats, "inference only (training_mode a constant false)", &dropout_check,
        &dropout_kernel},
       {"Identity", 1, 0, kAll, "tensors only", nullptr, &identity_kernel},

@@ -1,6 +1,6 @@
-// ONNX quantization kernels on int8/uint8 data: QuantizeLinear,
-// DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
-// ConvInteger and QLinearConv.
+// ONNX quantization kernels: QuantizeLinear and DequantizeLinear on
+// int8/uint8/int16/uint16 data; DynamicQuantizeLinear, MatMulInteger,
+// QLinearMatMul, ConvInteger and QLinearConv on int8/uint8.
 //
 // The arithmetic is ONNX's reference implementation's, so results match it
 // bit for bit: x / scale is divided in float32 (the scale's type) and
@@ -24,6 +24,9 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 constexpr uint32_t kQuant8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8);
+// What QuantizeLinear produces and DequantizeLinear reads, besides int32.
+constexpr uint32_t kQuantLinear =
+    kQuant8 | ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16);
 
 // --- errors ---------------------------------------------------------------
 
@@ -46,7 +49,8 @@ int64_t product(const Dims& d) {
   return n;
 }
 
-// Elements of an int8, uint8 or int32 tensor, widened to int32.
+// Elements of an int8, uint8, int16, uint16 or int32 tensor, widened to
+// int32.
 std::vector<int32_t> widen(const Buffer& b) {
   std::vector<int32_t> out(static_cast<size_t>(b.count()));
   auto copy = [&](const auto* p) { std::copy(p, p + out.size(), out.begin()); };
@@ -56,6 +60,12 @@ std::vector<int32_t> widen(const Buffer& b) {
       break;
     case ENP_DTYPE_UINT8:
       copy(b.as<const uint8_t>());
+      break;
+    case ENP_DTYPE_INT16:
+      copy(b.as<const int16_t>());
+      break;
+    case ENP_DTYPE_UINT16:
+      copy(b.as<const uint16_t>());
       break;
     case ENP_DTYPE_INT32:
       copy(b.as<const int32_t>());
@@ -95,6 +105,10 @@ QRange range_of(int32_t dtype) {
       return {-128, 127};
     case ENP_DTYPE_UINT8:
       return {0, 255};
+    case ENP_DTYPE_INT16:
+      return {-32768, 32767};
+    case ENP_DTYPE_UINT16:
+      return {0, 65535};
     default:
       corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
   }
@@ -113,11 +127,23 @@ int32_t saturate_int32(int64_t v) {
                                                   std::numeric_limits<int32_t>::max()));
 }
 
+// `v` is already saturated to out's range (range_of).
 void store_quantized(const Buffer& out, int64_t i, int32_t v) {
-  if (out.dtype == ENP_DTYPE_INT8) {
-    out.as<int8_t>()[i] = static_cast<int8_t>(v);
-  } else {
-    out.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+  switch (out.dtype) {
+    case ENP_DTYPE_INT8:
+      out.as<int8_t>()[i] = static_cast<int8_t>(v);
+      break;
+    case ENP_DTYPE_UINT8:
+      out.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+    case ENP_DTYPE_INT16:
+      out.as<int16_t>()[i] = static_cast<int16_t>(v);
+      break;
+    case ENP_DTYPE_UINT16:
+      out.as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+    default:
+      corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(out.dtype));
   }
 }
 
@@ -239,7 +265,8 @@ void quantize_linear(const KernelContext& ctx) {
 }
 
 // y = (x - x_zero_point) * x_scale. The reference subtracts in float32 (an
-// exact float64 here for 8-bit data) and multiplies once.
+// exact float64 here for 8- and 16-bit data, whose differences float32
+// holds exactly) and multiplies once.
 void dequantize_linear(const KernelContext& ctx) {
   const Layout l = kernel_layout(ctx);
   const Buffer& x = ctx.inputs[0];
@@ -249,6 +276,7 @@ void dequantize_linear(const KernelContext& ctx) {
   const auto zp = zero_points(ctx, 2, ctx.inputs[1].count());
   dispatch_dtype(x.dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> ||
+                  std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> ||
                   std::is_same_v<T, int32_t>) {
       const T* px = x.as<const T>();
       for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
@@ -698,11 +726,22 @@ std::optional<std::string> layout_problem(const sdk::NodeView& node, const sdk::
 std::optional<std::string> quantize_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   if (auto why = float_input(node, g, 1)) return why;
   const int32_t out = dtype_of(g, node.output(0));
-  if (!is_quant8(out)) {
+  if (!(kQuantLinear & ENP_DTYPE_BIT(out))) {
     return std::string("quantizing to ") + sdk::dtype_name(out) +
-           " is not supported (int8, uint8 only)";
+           " is not supported (int8, uint8, int16, uint16 only)";
   }
-  if (auto why = quant8_input(node, g, 2, out)) return why;
+  // output_dtype (opset 21) names the output type when there is no zero
+  // point; shape inference already made the two agree, this keeps an
+  // inconsistent graph from lowering.
+  const int64_t output_dtype = node.attr_int("output_dtype", 0);
+  if (output_dtype != 0 && output_dtype != out) {
+    return "output_dtype " + std::to_string(output_dtype) + " differs from the output's dtype " +
+           sdk::dtype_name(out);
+  }
+  if (!node.input(2).empty() && dtype_of(g, node.input(2)) != out) {
+    return "input 2 is " + std::string(sdk::dtype_name(dtype_of(g, node.input(2)))) +
+           "; the zero point must have the output's dtype " + sdk::dtype_name(out);
+  }
   const int64_t precision = node.attr_int("precision", 0);
   if (precision != 0 && precision != ENP_DTYPE_FLOAT32) {
     return "precision " + std::to_string(precision) + " is not supported (float32 only)";
@@ -823,7 +862,7 @@ std::optional<std::string> qlinear_conv_check(const sdk::NodeView& node, const s
 }  // namespace
 
 std::vector<OpEntry> quant_ops() {
-  constexpr uint32_t kDequant = kQuant8 | ENP_DTYPE_BIT(ENP_DTYPE_INT32);
+  constexpr uint32_t kDequant = kQuantLinear | ENP_DTYPE_BIT(ENP_DTYPE_INT32);
   return {
       {"ConvInteger", 10, 0, kQuant8,
        "1-3 spatial dims, groups, auto_pad; W zero point per tensor or per output channel; "
@@ -845,7 +884,8 @@ std::vector<OpEntry> quant_ops() {
        "numpy broadcasting; b per tensor or per column; float32 or float16 scales",
        &qlinear_matmul_check, &qlinear_matmul},
       {"QuantizeLinear", 10, 0, kF32,
-       "to int8/uint8; per tensor, per axis or blocked; float32 scale; NaN quantizes like 0",
+       "to int8/uint8/int16/uint16, saturating, halves to even; per tensor, per axis or blocked; "
+       "float32 scale; NaN quantizes like 0",
        &quantize_check, &quantize_linear},
   };
 }

@@ -19,7 +19,14 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 constexpr uint32_t kAllDtypes = kAnyDtype | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
-                                ENP_DTYPE_BIT(ENP_DTYPE_UINT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64);
+                                ENP_DTYPE_BIT(ENP_DTYPE_UINT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64) |
+                                ENP_DTYPE_BIT(ENP_DTYPE_BFLOAT16);
+
+// 16-bit floats, which dispatch_dtype has no C++ type for: kernels that do
+// arithmetic on elements convert them through float16.hpp.
+bool is_half_float(int32_t dtype) {
+  return dtype == ENP_DTYPE_FLOAT16 || dtype == ENP_DTYPE_BFLOAT16;
+}
 constexpr uint32_t kIndexDtypes = ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64);
 
 // --- errors ---------------------------------------------------------------
@@ -857,26 +864,31 @@ int64_t range_length(T start, T limit, T delta) {
   }
 }
 
-// float16 Range: the length and values in double from the exact halves,
-// each value rounded once to half.
-void f16_range(const KernelContext& ctx) {
+// float16 and bfloat16 Range: the length from the widened values, each
+// element start + i * delta computed in double and rounded once.
+void half_float_range(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
-  auto scalar = [&ctx](size_t i) { return half_to_double(ctx.inputs[i].as<const Half>()[0].bits); };
-  const double start = scalar(0), delta = scalar(2);
-  const int64_t n = range_length(start, scalar(1), delta);
+  const bool bf16 = out.dtype == ENP_DTYPE_BFLOAT16;
+  auto value = [&](size_t input) {
+    const uint16_t bits = ctx.inputs[input].as<const uint16_t>()[0];
+    return bf16 ? double{bfloat16_to_float(bits)} : half_to_double(bits);
+  };
+  const double start = value(0), delta = value(2);
+  const int64_t n = range_length(start, value(1), delta);
   if (n != out.count()) {
     value_error("Range: start, limit and delta give " + std::to_string(n) +
                 " values but the model was compiled for " + std::to_string(out.count()));
   }
-  Half* dst = out.as<Half>();
+  auto* dst = out.as<uint16_t>();
   for (int64_t i = 0; i < n; ++i) {
-    dst[i] = Half{half_from_double(start + static_cast<double>(i) * delta)};
+    const double v = start + static_cast<double>(i) * delta;
+    dst[i] = bf16 ? bfloat16_from_double(v) : half_from_double(v);
   }
 }
 
 void num_range(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
-  if (out.dtype == ENP_DTYPE_FLOAT16) return f16_range(ctx);
+  if (is_half_float(out.dtype)) return half_float_range(ctx);
   dispatch_dtype(out.dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       return;  // not a Range type; the table excludes it
@@ -976,8 +988,8 @@ void any_one_hot(const KernelContext& ctx) {
 // The bytes of 1 in `dtype`.
 std::vector<uint8_t> one_bytes(int32_t dtype) {
   std::vector<uint8_t> bytes(sdk::dtype_size(dtype), 0);
-  if (dtype == ENP_DTYPE_FLOAT16) {
-    const uint16_t one = 0x3C00;
+  if (is_half_float(dtype)) {
+    const uint16_t one = dtype == ENP_DTYPE_FLOAT16 ? 0x3C00 : 0x3F80;
     std::memcpy(bytes.data(), &one, 2);
   }
   dispatch_dtype(dtype, [&]<typename T>() {
@@ -1047,7 +1059,9 @@ std::optional<std::string> check_scatter(const sdk::NodeView& node, const sdk::G
     return "reduction '" + r + "' is not one of none, add, mul, max, min";
   }
   const int32_t d = input_dtype(node, g, 0);
-  if (r != "none" && d == ENP_DTYPE_FLOAT16) return "reductions on float16 are not supported";
+  if (r != "none" && is_half_float(d)) {
+    return "reductions on " + std::string(sdk::dtype_name(d)) + " are not supported";
+  }
   return int_inputs(node, g, 1, 1);
 }
 
@@ -1057,8 +1071,10 @@ std::optional<std::string> check_pad(const sdk::NodeView& node, const sdk::Graph
     return "mode '" + mode + "' is not one of constant, reflect, edge, wrap";
   }
   if (g.opset("") < 11) {
-    if (input_dtype(node, g, 0) == ENP_DTYPE_FLOAT16 && node.attr_float("value", 0.0) != 0.0) {
-      return "a non-zero value attribute on float16 is not supported";
+    const int32_t d = input_dtype(node, g, 0);
+    if (is_half_float(d) && node.attr_float("value", 0.0) != 0.0) {
+      return "a non-zero value attribute on " + std::string(sdk::dtype_name(d)) +
+             " is not supported";
     }
     return std::nullopt;
   }
@@ -1075,11 +1091,12 @@ std::optional<std::string> check_depth_to_space(const sdk::NodeView& node, const
   return std::nullopt;
 }
 
-// OneHot reads indices and depth as numbers of any type but float16.
+// OneHot reads indices and depth as numbers of any type but the 16-bit
+// floats.
 std::optional<std::string> check_one_hot(const sdk::NodeView& node, const sdk::GraphView& g) {
   for (size_t i = 0; i < 2; ++i) {
     const int32_t d = input_dtype(node, g, i);
-    if (d == ENP_DTYPE_FLOAT16 || d == ENP_DTYPE_BOOL || sdk::dtype_size(d) == 0) {
+    if (is_half_float(d) || d == ENP_DTYPE_BOOL || sdk::dtype_size(d) == 0) {
       return "input " + std::to_string(i) + " of dtype " + sdk::dtype_name(d) + " is not supported";
     }
   }
@@ -1092,9 +1109,10 @@ std::optional<std::string> check_eye_like(const sdk::NodeView& node, const sdk::
   return std::nullopt;
 }
 
-constexpr uint32_t kRangeDtypes = kF32 | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64) |
-                                  ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_INT32) |
-                                  ENP_DTYPE_BIT(ENP_DTYPE_INT64);
+constexpr uint32_t kRangeDtypes =
+    kF32 | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64) | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16) |
+    ENP_DTYPE_BIT(ENP_DTYPE_BFLOAT16) | ENP_DTYPE_BIT(ENP_DTYPE_INT16) |
+    ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64);
 constexpr uint32_t kNumbers = kRangeDtypes | kInts | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
                               ENP_DTYPE_BIT(ENP_DTYPE_UINT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64);
 
@@ -1116,19 +1134,20 @@ std::vector<OpEntry> shape_ops() {
        &check_second_int, &any_gather_elements},
       {"GatherND", 11, 0, kAllDtypes, "indices int32/int64, checked at run time", &check_gather_nd,
        &any_gather_nd},
-      {"OneHot", 9, 0, kNumbers, "indices and depth of any numeric dtype but float16",
+      {"OneHot", 9, 0, kNumbers, "indices and depth of any numeric dtype but float16/bfloat16",
        &check_one_hot, &any_one_hot},
       {"Pad", 1, 0, kAllDtypes, "constant, reflect, edge and wrap modes", &check_pad, &any_pad},
-      {"Range", 11, 0, kRangeDtypes | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16), "", nullptr, &num_range},
+      {"Range", 11, 0, kRangeDtypes, "float16/bfloat16 computed in float64, rounded once", nullptr,
+       &num_range},
       {"Reshape", 1, 0, kAllDtypes, "", &check_second_int, &any_reshape},
       {"Scatter", 9, 10, kAllDtypes, "indices int32/int64, checked at run time", &check_scatter,
        &any_scatter_elements},
       {"ScatterElements", 11, 0, kAllDtypes,
-       "reductions none/add/mul/max/min (not on float16); applied in index order", &check_scatter,
-       &any_scatter_elements},
+       "reductions none/add/mul/max/min (not on float16/bfloat16); applied in index order",
+       &check_scatter, &any_scatter_elements},
       {"ScatterND", 11, 0, kAllDtypes,
-       "reductions none/add/mul/max/min (not on float16); applied in index order", &check_scatter,
-       &any_scatter_nd},
+       "reductions none/add/mul/max/min (not on float16/bfloat16); applied in index order",
+       &check_scatter, &any_scatter_nd},
       {"Shape", 1, 0, kAllDtypes, "", nullptr, &any_shape},
       {"Size", 1, 0, kAllDtypes, "", nullptr, &any_size},
       {"Slice", 1, 0, kAllDtypes, "negative steps; ONNX clamping", &check_slice, &any_slice},

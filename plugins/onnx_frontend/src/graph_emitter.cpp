@@ -58,11 +58,11 @@ RawTensor raw_tensor(const onnx::TensorProto& t, const std::string& model) {
   RawTensor r{t.name(), t.data_type(), {t.dims().begin(), t.dims().end()}, {}};
   const size_t width = sdk::dtype_size(t.data_type());
   if (width == 0 || t.data_type() == onnx::TensorProto::STRING) {
-    throw Error(ENP_UNIMPLEMENTED, "unsupported tensor dtype",
-                model + ": tensor '" + t.name() + "' has ONNX data type " +
-                    std::to_string(t.data_type()) + " (" +
-                    (t.data_type() == onnx::TensorProto::STRING ? "string" : "not supported") + ")",
-                "eulernpu handles numeric tensors: float32/16/64, (u)int8/16/32/64, bool");
+    throw Error(
+        ENP_UNIMPLEMENTED, "unsupported tensor dtype",
+        model + ": tensor '" + t.name() + "' has ONNX data type " + std::to_string(t.data_type()) +
+            " (" + (t.data_type() == onnx::TensorProto::STRING ? "string" : "not supported") + ")",
+        "eulernpu handles numeric tensors: float32/16/64, bfloat16, (u)int8/16/32/64, bool");
   }
   uint64_t count = 1;
   for (int64_t d : r.dims) {

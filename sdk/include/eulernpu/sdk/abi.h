@@ -92,7 +92,11 @@ typedef enum enp_dtype_t {
   ENP_DTYPE_FLOAT16 = 10,
   ENP_DTYPE_FLOAT64 = 11,
   ENP_DTYPE_UINT32 = 12,
-  ENP_DTYPE_UINT64 = 13
+  ENP_DTYPE_UINT64 = 13,
+  /* 14, 15 are ONNX's complex types, which no tensor here carries. */
+  /* Brain float: the upper 16 bits of a float32 (8-bit exponent, 7-bit
+   * mantissa), stored as its bit pattern in a uint16. */
+  ENP_DTYPE_BFLOAT16 = 16
 } enp_dtype_t;
 
 #define ENP_DTYPE_BIT(d) (1u << (unsigned)(d))

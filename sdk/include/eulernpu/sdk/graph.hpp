@@ -28,6 +28,7 @@ inline size_t dtype_size(int32_t dtype) {
     case ENP_DTYPE_UINT16:
     case ENP_DTYPE_INT16:
     case ENP_DTYPE_FLOAT16:
+    case ENP_DTYPE_BFLOAT16:
       return 2;
     case ENP_DTYPE_INT64:
     case ENP_DTYPE_FLOAT64:
@@ -66,6 +67,8 @@ inline const char* dtype_name(int32_t dtype) {
       return "uint32";
     case ENP_DTYPE_UINT64:
       return "uint64";
+    case ENP_DTYPE_BFLOAT16:
+      return "bfloat16";
     default:
       return "undefined";
   }
