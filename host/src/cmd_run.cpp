@@ -4,6 +4,7 @@
 #include "backend_calls.hpp"
 #include "cli.hpp"
 #include "error.hpp"
+#include "eulernpu/sdk/lowbit.hpp"
 #include "manifest.hpp"
 #include "npz.hpp"
 
@@ -11,14 +12,16 @@ namespace eulernpu::host {
 namespace {
 
 // Every input the model declares must be given with its dtype and shape.
-void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inputs,
+// A low-precision input (float8, int4, ...) comes as its one-byte codes in
+// numpy's int8/uint8 (docs/artifacts.md) and is relabeled here.
+void check_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
                   const std::string& input_path) {
   std::set<std::string> expected;
   for (const auto& decl : manifest["inputs"]) {
     const std::string name = decl.value("name", "");
     expected.insert(name);
-    const Tensor* found = nullptr;
-    for (const Tensor& t : inputs) {
+    Tensor* found = nullptr;
+    for (Tensor& t : inputs) {
       if (t.name == name) found = &t;
     }
     if (!found) {
@@ -27,11 +30,23 @@ void check_inputs(const nlohmann::json& manifest, const std::vector<Tensor>& inp
                       "save the input under the key '" + name + "'");
     }
     const std::string dtype = decl.value("dtype", "");
+    // --- low-precision types
+    const auto declared = static_cast<int32_t>(dtype_from_name(dtype));
+    if (sdk::lowbit::is_lowbit(declared) &&
+        static_cast<int32_t>(found->dtype) == sdk::lowbit::storage_dtype(declared)) {
+      found->dtype = static_cast<DType>(declared);
+    }
+    // --- end of low-precision types
     if (dtype_name(found->dtype) != dtype) {
-      throw UserError("input tensor dtype mismatch",
-                      "input '" + name + "' in " + input_path + " is " + dtype_name(found->dtype) +
-                          "; the model needs " + dtype,
-                      "convert it, e.g. numpy's .astype(np." + dtype + ")");
+      throw UserError(
+          "input tensor dtype mismatch",
+          "input '" + name + "' in " + input_path + " is " + dtype_name(found->dtype) +
+              "; the model needs " + dtype,
+          sdk::lowbit::is_lowbit(declared)
+              ? std::string("save its one-byte codes as np.") +
+                    dtype_name(static_cast<DType>(sdk::lowbit::storage_dtype(declared))) +
+                    " (see docs/artifacts.md)"
+              : "convert it, e.g. numpy's .astype(np." + dtype + ")");
     }
     const auto shape = decl.value("shape", std::vector<int64_t>{});
     bool ok = shape.size() == found->shape.size();
@@ -86,7 +101,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
       ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
 
   const std::string input_path = (*args)["input"].as<std::string>();
-  const std::vector<Tensor> inputs = read_npz(input_path);
+  std::vector<Tensor> inputs = read_npz(input_path);
   check_inputs(manifest, inputs, input_path);
 
   const KeyValues run_options = {{"threads", std::to_string((*args)["threads"].as<int>())},

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "eulernpu/sdk/lowbit.hpp"
+
 namespace eulernpu::host {
 namespace {
 
@@ -107,6 +109,23 @@ std::vector<double> to_doubles(const Tensor& t) {
     }
     case DType::kUndefined:
       break;
+    // --- low-precision types: one code byte per element, decoded exactly
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2:
+      out.resize(t.data.size());
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        out[i] = sdk::lowbit::decode(static_cast<int32_t>(t.dtype), t.data[i]);
+      }
+      break;
+      // --- end of low-precision types
   }
   return out;
 }

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "error.hpp"
+#include "eulernpu/sdk/lowbit.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -112,6 +113,12 @@ bool is_bfloat16_descr(std::string_view literal) {
 }
 
 const DTypeInfo* find_dtype(DType dtype) {
+  // --- low-precision types: numpy has none of them; .npy holds their
+  // one-byte codes as int8 (int4, int2) or uint8 (docs/artifacts.md).
+  if (sdk::lowbit::is_lowbit(static_cast<int32_t>(dtype))) {
+    dtype = static_cast<DType>(sdk::lowbit::storage_dtype(static_cast<int32_t>(dtype)));
+  }
+  // --- end of low-precision types
   for (const DTypeInfo& info : kDTypes) {
     if (info.dtype == dtype) return &info;
   }

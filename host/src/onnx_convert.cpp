@@ -2,8 +2,10 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "error.hpp"
+#include "eulernpu/sdk/lowbit.hpp"
 #include "host_api.hpp"
 
 namespace eulernpu::host {
@@ -59,6 +61,42 @@ void append_raw(std::vector<uint8_t>& out, const Field& field, size_t width) {
   }
 }
 
+// --- low-precision types
+// Elements of a fully known shape, or nullopt for negative dims or a count
+// beyond what any tensor in memory could hold.
+std::optional<uint64_t> proto_count(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && n > (uint64_t{1} << 50) / static_cast<uint64_t>(d)) return std::nullopt;
+    n *= static_cast<uint64_t>(d);
+  }
+  return n;
+}
+
+// A 4- or 2-bit TensorProto into one byte per element. raw_data packs them
+// low bits first; int32_data holds one packed byte per entry (ONNX's
+// numpy_helper reads it so).
+void unpack_lowbit(const onnx::TensorProto& p, Tensor& t) {
+  std::vector<uint8_t> packed;
+  if (p.has_raw_data()) {
+    packed.assign(p.raw_data().begin(), p.raw_data().end());
+  } else {
+    for (int32_t v : p.int32_data()) packed.push_back(static_cast<uint8_t>(v));
+  }
+  const std::optional<uint64_t> count = proto_count(t.shape);
+  const uint64_t need = count ? sdk::lowbit::packed_size(p.data_type(), *count) : 0;
+  if (!count || packed.size() != need) {
+    throw UserError("model tensor data is inconsistent",
+                    "tensor '" + p.name() + "' (" + dtype_name(t.dtype) + ") holds " +
+                        std::to_string(packed.size()) + " packed bytes, shape " +
+                        shape_string(t.shape) + " needs " + std::to_string(need),
+                    "re-export the model");
+  }
+  t.data = sdk::lowbit::unpack(p.data_type(), packed.data(), *count);
+}
+// --- end of low-precision types
+
 }  // namespace
 
 onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
@@ -76,6 +114,14 @@ onnx::TensorProto to_tensor_proto(const enp_tensor_t& t) {
   p.set_name(safe(t.name));
   p.set_data_type(t.dtype);
   for (uint32_t i = 0; i < t.rank; ++i) p.add_dims(t.dims[i]);
+  // --- low-precision types: ONNX packs 4- and 2-bit elements.
+  if (sdk::lowbit::packed_bits(t.dtype) != 0) {
+    const std::vector<uint8_t> packed =
+        sdk::lowbit::pack(t.dtype, static_cast<const uint8_t*>(t.data), t.size_bytes);
+    p.set_raw_data(packed.data(), packed.size());
+    return p;
+  }
+  // --- end of low-precision types
   p.set_raw_data(t.data ? static_cast<const char*>(t.data) : "", t.size_bytes);
   return p;
 }
@@ -157,6 +203,12 @@ Tensor from_tensor_proto(const onnx::TensorProto& p) {
                     "convert the model to float32, int8, uint8, int32, int64 or bool");
   }
   t.shape.assign(p.dims().begin(), p.dims().end());
+  // --- low-precision types: unpack ONNX's 4- and 2-bit packing.
+  if (sdk::lowbit::packed_bits(p.data_type()) != 0) {
+    unpack_lowbit(p, t);
+    return t;
+  }
+  // --- end of low-precision types
   if (p.has_raw_data()) {
     t.data.assign(p.raw_data().begin(), p.raw_data().end());
   } else {

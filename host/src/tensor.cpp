@@ -1,5 +1,7 @@
 #include "tensor.hpp"
 
+#include "eulernpu/sdk/graph.hpp"
+
 namespace eulernpu::host {
 
 size_t dtype_size(DType dtype) {
@@ -30,6 +32,19 @@ size_t dtype_size(DType dtype) {
       return 8;
     case DType::kUndefined:
       return 0;
+    // --- low-precision types
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2:
+      return sdk::dtype_size(static_cast<int32_t>(dtype));
+      // --- end of low-precision types
   }
   return 0;
 }
@@ -64,6 +79,19 @@ const char* dtype_name(DType dtype) {
       return "float64";
     case DType::kUndefined:
       return "undefined";
+    // --- low-precision types
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4:
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+    case DType::kUInt2:
+    case DType::kInt2:
+      return sdk::dtype_name(static_cast<int32_t>(dtype));
+      // --- end of low-precision types
   }
   return "undefined";
 }
@@ -74,6 +102,11 @@ DType dtype_from_name(const std::string& name) {
                   DType::kUInt32, DType::kUInt64, DType::kBFloat16}) {
     if (name == dtype_name(d)) return d;
   }
+  // --- low-precision types
+  for (int32_t d = ENP_DTYPE_FLOAT8E4M3FN; d <= ENP_DTYPE_INT2; ++d) {
+    if (name == sdk::dtype_name(d)) return static_cast<DType>(d);
+  }
+  // --- end of low-precision types
   return DType::kUndefined;
 }
 

@@ -25,11 +25,25 @@ enum class DType : int32_t {
   kUInt32 = ENP_DTYPE_UINT32,
   kUInt64 = ENP_DTYPE_UINT64,
   kBFloat16 = ENP_DTYPE_BFLOAT16,  // bit pattern in 2 bytes; .npy can't hold it
+  // --- low-precision types: one byte per element, see abi.h and
+  // eulernpu/sdk/lowbit.hpp.
+  kFloat8E4M3FN = ENP_DTYPE_FLOAT8E4M3FN,
+  kFloat8E4M3FNUZ = ENP_DTYPE_FLOAT8E4M3FNUZ,
+  kFloat8E5M2 = ENP_DTYPE_FLOAT8E5M2,
+  kFloat8E5M2FNUZ = ENP_DTYPE_FLOAT8E5M2FNUZ,
+  kUInt4 = ENP_DTYPE_UINT4,
+  kInt4 = ENP_DTYPE_INT4,
+  kFloat4E2M1 = ENP_DTYPE_FLOAT4E2M1,
+  kFloat8E8M0 = ENP_DTYPE_FLOAT8E8M0,
+  kUInt2 = ENP_DTYPE_UINT2,
+  kInt2 = ENP_DTYPE_INT2,
+  // --- end of low-precision types
 };
 
 // Bytes per element; 0 for kUndefined.
 size_t dtype_size(DType dtype);
-// numpy's name: "float32", "int8", "bool", ...
+// numpy's name: "float32", "int8", "bool", ...; ONNX's for the types numpy
+// lacks ("float8e4m3fn", "int4", ...).
 const char* dtype_name(DType dtype);
 // Inverse of dtype_name; kUndefined if unknown.
 DType dtype_from_name(const std::string& name);

@@ -14,6 +14,19 @@ using host::DType;
 using host::Tensor;
 
 bool is_floating(DType d) {
+  // --- low-precision float types compare decoded (NaN matches NaN).
+  switch (d) {
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat4E2M1:
+    case DType::kFloat8E8M0:
+      return true;
+    default:
+      break;
+  }
+  // --- end of low-precision types
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 ||
          d == DType::kBFloat16;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "eulernpu/sdk/lowbit.hpp"
 #include "lowering.hpp"
 #include "op_table.hpp"
 
@@ -27,10 +28,17 @@ json parse(std::string_view text, const char* file) {
 }
 
 int32_t dtype_from_name(const std::string& name) {
-  for (int32_t d = 1; d < 32; ++d) {
+  for (int32_t d = 1; d <= ENP_DTYPE_INT2; ++d) {
     if (sdk::dtype_size(d) != 0 && name == sdk::dtype_name(d)) return d;
   }
   corrupt("unknown dtype '" + name + "'");
+}
+
+// .npz files hold low-precision tensors as their one-byte codes in int8 or
+// uint8 (docs/artifacts.md); graph.json keeps the real dtype.
+bool same_weight_dtype(int32_t declared, int32_t stored) {
+  return declared == stored ||
+         (sdk::lowbit::is_lowbit(declared) && stored == sdk::lowbit::storage_dtype(declared));
 }
 
 struct TensorDecl {
@@ -109,10 +117,11 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
       attribute_tensors[w.name] = Buffer{w.dtype, v.shape(), const_cast<void*>(w.data)};
       continue;
     }
-    if (it == tensors.end() || it->second.dtype != w.dtype || it->second.shape != v.shape()) {
+    if (it == tensors.end() || !same_weight_dtype(it->second.dtype, w.dtype) ||
+        it->second.shape != v.shape()) {
       corrupt("weight '" + std::string(w.name) + "' does not match graph.json");
     }
-    buffers[w.name] = Buffer{w.dtype, v.shape(), const_cast<void*>(w.data)};
+    buffers[w.name] = Buffer{it->second.dtype, v.shape(), const_cast<void*>(w.data)};
   }
 
   for (const enp_tensor_t& in : inputs) {

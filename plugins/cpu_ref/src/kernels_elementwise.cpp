@@ -20,6 +20,7 @@
 
 #include "float16.hpp"
 #include "kernel_util.hpp"
+#include "lowbit.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -984,6 +985,12 @@ To cast_value(From x) {
 
 // Cast and CastLike: the output buffer's dtype is the target.
 void cast_kernel(const KernelContext& ctx) {
+  // --- low-precision types (lowbit.hpp)
+  if (sdk::lowbit::is_lowbit(ctx.inputs[0].dtype) || sdk::lowbit::is_lowbit(ctx.outputs[0].dtype)) {
+    lowbit_cast_kernel(ctx);
+    return;
+  }
+  // --- end of low-precision types
   dispatch<kAll>(ctx.inputs[0].dtype, [&]<typename From>() {
     dispatch<kAll>(ctx.outputs[0].dtype, [&]<typename To>() {
       map_unary<From, To>(ctx, ctx.inputs[0], ctx.outputs[0], &cast_value<To, From>);
@@ -1111,12 +1118,26 @@ std::optional<std::string> cast_target(int32_t to) {
   return std::nullopt;
 }
 
-std::optional<std::string> cast_check(const sdk::NodeView& node, const sdk::GraphView&) {
-  return cast_target(static_cast<int32_t>(node.attr_int("to", 0)));
+std::optional<std::string> cast_check(const sdk::NodeView& node, const sdk::GraphView& g) {
+  const auto to = static_cast<int32_t>(node.attr_int("to", 0));
+  // --- low-precision types (lowbit.hpp)
+  const int32_t from = dtype_of(g, node.input(0));
+  if (sdk::lowbit::is_lowbit(from) || sdk::lowbit::is_lowbit(to)) {
+    return lowbit_cast_problem(node, from, to);
+  }
+  // --- end of low-precision types
+  return cast_target(to);
 }
 
 std::optional<std::string> castlike_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  return cast_target(dtype_of(g, node.input(1)));
+  const int32_t to = dtype_of(g, node.input(1));
+  // --- low-precision types (lowbit.hpp)
+  const int32_t from = dtype_of(g, node.input(0));
+  if (sdk::lowbit::is_lowbit(from) || sdk::lowbit::is_lowbit(to)) {
+    return lowbit_cast_problem(node, from, to);
+  }
+  // --- end of low-precision types
+  return cast_target(to);
 }
 
 // The value of a constant bool/float scalar input, if it is an initializer.
@@ -1243,17 +1264,17 @@ std::vector<OpEntry> elementwise_ops() {
       {"Softmax", 1, 0, kFloats, "2-D coercion before opset 13, one axis from 13; float64",
        &softmax_check, &softmax_kernel<SoftmaxKind::kSoftmax>},
       // Type and data movement.
-      {"Cast", 6, 0, kAll,
-       "numeric and bool types; float to int truncates; to float16/bfloat16 rounds to nearest "
-       "even",
+      {"Cast", 6, 0, kAll | kLowBit,
+       "numeric, bool, bfloat16, float8, float4e2m1, float8e8m0, (u)int4, (u)int2; float to int "
+       "truncates; to float16/bfloat16 rounds to nearest even",
        &cast_check, &cast_kernel},
-      {"CastLike", 15, 0, kAll,
-       "numeric and bool types; float to int truncates; to float16/bfloat16 rounds to nearest "
-       "even",
+      {"CastLike", 15, 0, kAll | kLowBit,
+       "numeric, bool, bfloat16, float8, float4e2m1, float8e8m0, (u)int4, (u)int2; float to int "
+       "truncates; to float16/bfloat16 rounds to nearest even",
        &castlike_check, &cast_kernel},
       {"Dropout", 7, 0, kFloats, "inference only (training_mode a constant false)", &dropout_check,
        &dropout_kernel},
-      {"Identity", 1, 0, kAll, "tensors only", nullptr, &identity_kernel},
+      {"Identity", 1, 0, kAll | kLowBit, "tensors only", nullptr, &identity_kernel},
   };
 }
 

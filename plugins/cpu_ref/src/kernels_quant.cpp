@@ -17,6 +17,7 @@
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
+#include "lowbit.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -24,9 +25,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 
 constexpr uint32_t kQuant8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8);
-// What QuantizeLinear produces and DequantizeLinear reads, besides int32.
-constexpr uint32_t kQuantLinear =
-    kQuant8 | ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16);
 
 // --- errors ---------------------------------------------------------------
 
@@ -70,6 +68,22 @@ std::vector<int32_t> widen(const Buffer& b) {
     case ENP_DTYPE_INT32:
       copy(b.as<const int32_t>());
       break;
+    case ENP_DTYPE_INT16:
+      copy(b.as<const int16_t>());
+      break;
+    case ENP_DTYPE_UINT16:
+      copy(b.as<const uint16_t>());
+      break;
+    // --- low-precision integers: int4/int2 codes are the value as int8
+    case ENP_DTYPE_INT4:
+    case ENP_DTYPE_INT2:
+      copy(b.as<const int8_t>());
+      break;
+    case ENP_DTYPE_UINT4:
+    case ENP_DTYPE_UINT2:
+      copy(b.as<const uint8_t>());
+      break;
+      // --- end of low-precision integers
     default:
       corrupt(std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
   }
@@ -109,6 +123,15 @@ QRange range_of(int32_t dtype) {
       return {-32768, 32767};
     case ENP_DTYPE_UINT16:
       return {0, 65535};
+    // --- low-precision integers
+    case ENP_DTYPE_INT4:
+    case ENP_DTYPE_UINT4:
+    case ENP_DTYPE_INT2:
+    case ENP_DTYPE_UINT2: {
+      const sdk::lowbit::IntRange r = sdk::lowbit::int_range(dtype);
+      return {static_cast<int32_t>(r.lo), static_cast<int32_t>(r.hi)};
+    }
+      // --- end of low-precision integers
     default:
       corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
   }
@@ -127,14 +150,14 @@ int32_t saturate_int32(int64_t v) {
                                                   std::numeric_limits<int32_t>::max()));
 }
 
-// `v` is already saturated to out's range (range_of).
+// v is within range_of(out.dtype). int4/int2 codes are the value as int8,
+// uint4/uint2 codes the value as uint8.
 void store_quantized(const Buffer& out, int64_t i, int32_t v) {
   switch (out.dtype) {
     case ENP_DTYPE_INT8:
+    case ENP_DTYPE_INT4:
+    case ENP_DTYPE_INT2:
       out.as<int8_t>()[i] = static_cast<int8_t>(v);
-      break;
-    case ENP_DTYPE_UINT8:
-      out.as<uint8_t>()[i] = static_cast<uint8_t>(v);
       break;
     case ENP_DTYPE_INT16:
       out.as<int16_t>()[i] = static_cast<int16_t>(v);
@@ -143,7 +166,8 @@ void store_quantized(const Buffer& out, int64_t i, int32_t v) {
       out.as<uint16_t>()[i] = static_cast<uint16_t>(v);
       break;
     default:
-      corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(out.dtype));
+      out.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
   }
 }
 
@@ -250,6 +274,29 @@ std::vector<int32_t> zero_points(const KernelContext& ctx, size_t input, int64_t
                               : std::vector<int32_t>(static_cast<size_t>(count), 0);
 }
 
+// --- low-precision floats
+// QuantizeLinear to float8 or float4e2m1. float8: y = x / y_scale, saturated
+// unless saturate=0; the zero point must be 0 and is not read, as in the
+// reference. float4e2m1: y = x / y_scale + y_zero_point (the reference adds
+// it, turning -0 into +0), always saturating. Both in float32 like the
+// reference, then rounded once (sdk/lowbit.hpp).
+void quantize_to_float(const KernelContext& ctx, const Layout& l,
+                       const sdk::lowbit::FloatFormat& format) {
+  const Buffer& out = ctx.outputs[0];
+  const float* x = ctx.inputs[0].as<const float>();
+  const float* scale = ctx.inputs[1].as<const float>();
+  const bool saturate = ctx.attr_int("saturate", 1) != 0;
+  const bool add_zero_point = out.dtype == ENP_DTYPE_FLOAT4E2M1 && ctx.has_input(2);
+  const auto* zp = add_zero_point ? ctx.inputs[2].as<const uint8_t>() : nullptr;
+  auto* y = out.as<uint8_t>();
+  for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
+    float v = x[i] / scale[s];
+    if (zp) v += static_cast<float>(sdk::lowbit::decode_float(format, zp[s]));
+    y[i] = sdk::lowbit::encode_float(format, v, saturate);
+  });
+}
+// --- end of low-precision floats
+
 // y = saturate(round_half_even(x / y_scale) + y_zero_point), divided in
 // float32 like the reference.
 void quantize_linear(const KernelContext& ctx) {
@@ -257,6 +304,12 @@ void quantize_linear(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const float* x = ctx.inputs[0].as<const float>();
   const float* scale = ctx.inputs[1].as<const float>();
+  // --- low-precision floats: x / y_scale rounded to nearest even.
+  if (const auto format = sdk::lowbit::float_format(out.dtype)) {
+    quantize_to_float(ctx, l, *format);
+    return;
+  }
+  // --- end of low-precision floats
   const auto zp = zero_points(ctx, 2, ctx.inputs[1].count());
   const QRange r = range_of(out.dtype);
   for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
@@ -265,29 +318,44 @@ void quantize_linear(const KernelContext& ctx) {
 }
 
 // y = (x - x_zero_point) * x_scale. The reference subtracts in float32 (an
-// exact float64 here for 8- and 16-bit data, whose differences float32
-// holds exactly) and multiplies once.
+// exact float64 here for data of up to 16 bits) and multiplies once in
+// float32 (a float64 product of two floats rounded once is the same), then
+// converts to the output type (float16: from that float32). float8 and
+// float4e2m1 x have no zero point to subtract (the reference ignores it) and
+// are exact in float32.
 void dequantize_linear(const KernelContext& ctx) {
   const Layout l = kernel_layout(ctx);
   const Buffer& x = ctx.inputs[0];
-  const float* scale = ctx.inputs[1].as<const float>();
-  float* y = ctx.outputs[0].as<float>();
-  const bool has_zp = ctx.has_input(2);
-  const auto zp = zero_points(ctx, 2, ctx.inputs[1].count());
-  dispatch_dtype(x.dtype, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> ||
-                  std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> ||
-                  std::is_same_v<T, int32_t>) {
-      const T* px = x.as<const T>();
-      for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
-        // Without a zero point the reference converts x to float32 first.
-        const double dx = has_zp ? static_cast<double>(px[i]) - zp[static_cast<size_t>(s)]
-                                 : static_cast<double>(static_cast<float>(px[i]));
-        y[i] = static_cast<float>(dx * static_cast<double>(scale[s]));
-      });
+  const Buffer& scale = ctx.inputs[1];
+  const Buffer& out = ctx.outputs[0];
+  require(out.dtype == ENP_DTYPE_FLOAT32 || out.dtype == ENP_DTYPE_FLOAT16,
+          "DequantizeLinear's output must be float32 or float16");
+  const bool half_out = out.dtype == ENP_DTYPE_FLOAT16;
+  auto store = [&](int64_t i, int64_t s, double dx) {
+    const float y = static_cast<float>(dx * static_cast<double>(scale_at(scale, s)));
+    if (half_out) {
+      out.as<uint16_t>()[i] = half_from_double(y);
     } else {
-      corrupt(std::string("DequantizeLinear of dtype ") + sdk::dtype_name(x.dtype));
+      out.as<float>()[i] = y;
     }
+  };
+  // --- low-precision floats
+  if (sdk::lowbit::is_lowbit(x.dtype) && !sdk::lowbit::is_integer(x.dtype)) {
+    const auto* px = x.as<const uint8_t>();
+    for_each_scaled(
+        ctx, l, [&](int64_t i, int64_t s) { store(i, s, sdk::lowbit::decode(x.dtype, px[i])); });
+    return;
+  }
+  // --- end of low-precision floats
+  const bool has_zp = ctx.has_input(2);
+  const auto zp = zero_points(ctx, 2, scale.count());
+  const std::vector<int32_t> values = widen(x);
+  for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
+    const auto v = values[static_cast<size_t>(i)];
+    // Without a zero point the reference converts x to float32 first.
+    const double dx = has_zp ? static_cast<double>(v) - zp[static_cast<size_t>(s)]
+                             : static_cast<double>(static_cast<float>(v));
+    store(i, s, dx);
   });
 }
 
@@ -723,12 +791,23 @@ std::optional<std::string> layout_problem(const sdk::NodeView& node, const sdk::
   return std::nullopt;
 }
 
+// QuantizeLinear's outputs and DequantizeLinear's inputs beyond int8/uint8.
+constexpr uint32_t kQuantWide =
+    ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) | kLowBitInts | kLowBitFloats;
+constexpr const char* kQuantTypes =
+    "int8, uint8, int16, uint16, int4, uint4, int2, uint2, float8e4m3fn, float8e4m3fnuz, "
+    "float8e5m2, float8e5m2fnuz, float4e2m1";
+
+bool is_quant_type(int32_t dtype) {
+  return dtype > 0 && dtype < 32 && ((kQuant8 | kQuantWide) & ENP_DTYPE_BIT(dtype)) != 0;
+}
+
 std::optional<std::string> quantize_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   if (auto why = float_input(node, g, 1)) return why;
   const int32_t out = dtype_of(g, node.output(0));
-  if (!(kQuantLinear & ENP_DTYPE_BIT(out))) {
-    return std::string("quantizing to ") + sdk::dtype_name(out) +
-           " is not supported (int8, uint8, int16, uint16 only)";
+  if (!is_quant_type(out)) {
+    return std::string("quantizing to ") + sdk::dtype_name(out) + " is not supported (" +
+           kQuantTypes + " only)";
   }
   // output_dtype (opset 21) names the output type when there is no zero
   // point; shape inference already made the two agree, this keeps an
@@ -739,8 +818,12 @@ std::optional<std::string> quantize_check(const sdk::NodeView& node, const sdk::
            sdk::dtype_name(out);
   }
   if (!node.input(2).empty() && dtype_of(g, node.input(2)) != out) {
-    return "input 2 is " + std::string(sdk::dtype_name(dtype_of(g, node.input(2)))) +
-           "; the zero point must have the output's dtype " + sdk::dtype_name(out);
+    return "the zero point is " + std::string(sdk::dtype_name(dtype_of(g, node.input(2)))) +
+           "; it must be " + sdk::dtype_name(out) + " like y";
+  }
+  const int64_t saturate = node.attr_int("saturate", 1);
+  if (saturate != 0 && saturate != 1) {
+    return "saturate must be 0 or 1, not " + std::to_string(saturate);
   }
   const int64_t precision = node.attr_int("precision", 0);
   if (precision != 0 && precision != ENP_DTYPE_FLOAT32) {
@@ -750,12 +833,19 @@ std::optional<std::string> quantize_check(const sdk::NodeView& node, const sdk::
 }
 
 std::optional<std::string> dequantize_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  if (auto why = float_input(node, g, 1)) return why;
+  const int32_t scale = dtype_of(g, node.input(1));
+  if (scale != ENP_DTYPE_FLOAT32 && scale != ENP_DTYPE_FLOAT16) {
+    return dtype_problem(1, scale, "float32, float16");
+  }
   const int32_t x = dtype_of(g, node.input(0));
   if (!node.input(2).empty() && dtype_of(g, node.input(2)) != x) {
     return "the zero point's dtype differs from x's";
   }
-  if (dtype_of(g, node.output(0)) != ENP_DTYPE_FLOAT32) return "only float32 output is supported";
+  const int32_t out = dtype_of(g, node.output(0));
+  if (out != ENP_DTYPE_FLOAT32 && out != ENP_DTYPE_FLOAT16) {
+    return std::string("output dtype ") + sdk::dtype_name(out) +
+           " is not supported (float32, float16 only)";
+  }
   return layout_problem(node, g);
 }
 
@@ -862,15 +952,16 @@ std::optional<std::string> qlinear_conv_check(const sdk::NodeView& node, const s
 }  // namespace
 
 std::vector<OpEntry> quant_ops() {
-  constexpr uint32_t kDequant = kQuantLinear | ENP_DTYPE_BIT(ENP_DTYPE_INT32);
+  constexpr uint32_t kDequant = kQuant8 | ENP_DTYPE_BIT(ENP_DTYPE_INT32) | kQuantWide;
   return {
       {"ConvInteger", 10, 0, kQuant8,
        "1-3 spatial dims, groups, auto_pad; W zero point per tensor or per output channel; "
        "exact int64 sums saturated to int32",
        &conv_integer_check, &conv_integer},
       {"DequantizeLinear", 10, 0, kDequant,
-       "per tensor, per axis or blocked; float32 scale and output", &dequantize_check,
-       &dequantize_linear},
+       "per tensor, per axis or blocked; float32 or float16 scale and output; float8 and "
+       "float4e2m1 x ignore the zero point",
+       &dequantize_check, &dequantize_linear},
       {"DynamicQuantizeLinear", 11, 0, kF32, "uint8; NaNs quantize like 0", nullptr,
        &dynamic_quantize_linear},
       {"MatMulInteger", 10, 0, kQuant8,
@@ -884,8 +975,8 @@ std::vector<OpEntry> quant_ops() {
        "numpy broadcasting; b per tensor or per column; float32 or float16 scales",
        &qlinear_matmul_check, &qlinear_matmul},
       {"QuantizeLinear", 10, 0, kF32,
-       "to int8/uint8/int16/uint16, saturating, halves to even; per tensor, per axis or blocked; "
-       "float32 scale; NaN quantizes like 0",
+       "to (u)int8/16/4/2, float8, float4e2m1; per tensor, per axis or blocked; float32 scale; "
+       "NaN quantizes like 0 for integers",
        &quantize_check, &quantize_linear},
   };
 }

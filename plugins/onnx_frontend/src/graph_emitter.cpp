@@ -1,5 +1,7 @@
 #include "graph_emitter.hpp"
 
+#include "eulernpu/sdk/lowbit.hpp"
+
 #include <cstring>
 #include <deque>
 #include <set>
@@ -62,7 +64,8 @@ RawTensor raw_tensor(const onnx::TensorProto& t, const std::string& model) {
         ENP_UNIMPLEMENTED, "unsupported tensor dtype",
         model + ": tensor '" + t.name() + "' has ONNX data type " + std::to_string(t.data_type()) +
             " (" + (t.data_type() == onnx::TensorProto::STRING ? "string" : "not supported") + ")",
-        "eulernpu handles numeric tensors: float32/16/64, bfloat16, (u)int8/16/32/64, bool");
+        "eulernpu handles numeric tensors: float32/16/64, bfloat16, (u)int8/16/32/64, bool, "
+        "float8, float4e2m1, float8e8m0, (u)int4, (u)int2");
   }
   uint64_t count = 1;
   for (int64_t d : r.dims) {
@@ -73,6 +76,24 @@ RawTensor raw_tensor(const onnx::TensorProto& t, const std::string& model) {
     }
     count *= static_cast<uint64_t>(d);
   }
+  // --- low-precision types: ONNX packs 4- and 2-bit elements (raw_data, or
+  // one packed byte per int32_data entry); the ABI holds one per byte.
+  if (sdk::lowbit::packed_bits(t.data_type()) != 0) {
+    std::string packed = t.raw_data();
+    if (!t.has_raw_data()) append(packed, t.int32_data(), 1);
+    if (packed.size() != sdk::lowbit::packed_size(t.data_type(), count)) {
+      throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt",
+                  model + ": tensor '" + t.name() + "' holds " + std::to_string(packed.size()) +
+                      " packed bytes; shape " + dims_string(r.dims) + " needs " +
+                      std::to_string(sdk::lowbit::packed_size(t.data_type(), count)),
+                  "re-export the model");
+    }
+    const std::vector<uint8_t> codes =
+        sdk::lowbit::unpack(t.data_type(), reinterpret_cast<const uint8_t*>(packed.data()), count);
+    r.bytes.assign(codes.begin(), codes.end());
+    return r;
+  }
+  // --- end of low-precision types
   if (t.has_raw_data()) {
     r.bytes = t.raw_data();
   } else {

@@ -93,10 +93,26 @@ typedef enum enp_dtype_t {
   ENP_DTYPE_FLOAT64 = 11,
   ENP_DTYPE_UINT32 = 12,
   ENP_DTYPE_UINT64 = 13,
-  /* 14, 15 are ONNX's complex types, which no tensor here carries. */
+  /* 14, 15 are ONNX's complex types, which no tensor here carries.
+   * Values from 16 on are ABI 1.1: a 1.0 plugin never sees them in a graph
+   * it declared no support for. */
   /* Brain float: the upper 16 bits of a float32 (8-bit exponent, 7-bit
    * mantissa), stored as its bit pattern in a uint16. */
-  ENP_DTYPE_BFLOAT16 = 16
+  ENP_DTYPE_BFLOAT16 = 16,
+  /* Low-precision types. In memory every element takes ONE byte, unpacked, whatever ONNX packs: float8 and float4 elements hold
+   * their bit pattern (float4 in the low nibble), int4/int2 the value
+   * sign-extended to int8, uint4/uint2 the value as uint8. Only TensorProtos
+   * (.mblt files) pack 4-bit and 2-bit types, low bits first. */
+  ENP_DTYPE_FLOAT8E4M3FN = 17,   /* 1-4-3, bias 7, no inf, NaN S.1111.111 */
+  ENP_DTYPE_FLOAT8E4M3FNUZ = 18, /* 1-4-3, bias 8, no inf, no -0, NaN 0x80 */
+  ENP_DTYPE_FLOAT8E5M2 = 19,     /* 1-5-2, bias 15, IEEE-like inf and NaN */
+  ENP_DTYPE_FLOAT8E5M2FNUZ = 20, /* 1-5-2, bias 16, no inf, no -0, NaN 0x80 */
+  ENP_DTYPE_UINT4 = 21,
+  ENP_DTYPE_INT4 = 22,
+  ENP_DTYPE_FLOAT4E2M1 = 23, /* 1-2-1, bias 1, no inf, no NaN */
+  ENP_DTYPE_FLOAT8E8M0 = 24, /* unsigned 2^(e-127), 0xFF NaN, no zero */
+  ENP_DTYPE_UINT2 = 25,
+  ENP_DTYPE_INT2 = 26
 } enp_dtype_t;
 
 #define ENP_DTYPE_BIT(d) (1u << (unsigned)(d))

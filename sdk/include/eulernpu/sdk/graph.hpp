@@ -34,6 +34,19 @@ inline size_t dtype_size(int32_t dtype) {
     case ENP_DTYPE_FLOAT64:
     case ENP_DTYPE_UINT64:
       return 8;
+    // --- low-precision types: one byte per element in memory (abi.h)
+    case ENP_DTYPE_FLOAT8E4M3FN:
+    case ENP_DTYPE_FLOAT8E4M3FNUZ:
+    case ENP_DTYPE_FLOAT8E5M2:
+    case ENP_DTYPE_FLOAT8E5M2FNUZ:
+    case ENP_DTYPE_UINT4:
+    case ENP_DTYPE_INT4:
+    case ENP_DTYPE_FLOAT4E2M1:
+    case ENP_DTYPE_FLOAT8E8M0:
+    case ENP_DTYPE_UINT2:
+    case ENP_DTYPE_INT2:
+      return 1;
+    // --- end of low-precision types
     default:
       return 0;
   }
@@ -69,6 +82,28 @@ inline const char* dtype_name(int32_t dtype) {
       return "uint64";
     case ENP_DTYPE_BFLOAT16:
       return "bfloat16";
+    // --- low-precision types, named as ONNX's helper names them
+    case ENP_DTYPE_FLOAT8E4M3FN:
+      return "float8e4m3fn";
+    case ENP_DTYPE_FLOAT8E4M3FNUZ:
+      return "float8e4m3fnuz";
+    case ENP_DTYPE_FLOAT8E5M2:
+      return "float8e5m2";
+    case ENP_DTYPE_FLOAT8E5M2FNUZ:
+      return "float8e5m2fnuz";
+    case ENP_DTYPE_UINT4:
+      return "uint4";
+    case ENP_DTYPE_INT4:
+      return "int4";
+    case ENP_DTYPE_FLOAT4E2M1:
+      return "float4e2m1";
+    case ENP_DTYPE_FLOAT8E8M0:
+      return "float8e8m0";
+    case ENP_DTYPE_UINT2:
+      return "uint2";
+    case ENP_DTYPE_INT2:
+      return "int2";
+    // --- end of low-precision types
     default:
       return "undefined";
   }
