@@ -395,6 +395,8 @@ TEST(ShapeRulesTest, TensorScatterAndSwiGLU) {
   broadcast.input("a", {2, 4}).input("b", {1, 4});
   broadcast.node("SwiGLU", {"a", "b"}, {"y"}).output("y");
   EXPECT_THROW(broadcast.infer(), UserError);
+}
+
 TEST(ShapeRulesTest, RecurrentOutputsFollowLayoutAndHiddenSize) {
   ModelBuilder m(14);
   m.input("x", {5, 2, 3}).input("w", {1, 12, 3}).input("r", {1, 12, 4});
@@ -414,6 +416,8 @@ TEST(ShapeRulesTest, RecurrentOutputsFollowLayoutAndHiddenSize) {
   two_dirs.input("x", {5, 2, 3}).input("w", {2, 4, 3}).input("r", {2, 4, 4});
   two_dirs.node("RNN", {"x", "w", "r"}, {"y"}).output("y");
   EXPECT_THROW(two_dirs.infer(), UserError);  // forward, yet W holds two directions
+}
+
 TEST(ShapeRulesTest, MaxUnpoolSizesFromWindowOrConstantOutputShape) {
   ModelBuilder m(11);
   m.input("x", {1, 2, 2, 2}).input("i", {1, 2, 2, 2}, onnx::TensorProto::INT64);

@@ -68,12 +68,6 @@ std::vector<int32_t> widen(const Buffer& b) {
     case ENP_DTYPE_INT32:
       copy(b.as<const int32_t>());
       break;
-    case ENP_DTYPE_INT16:
-      copy(b.as<const int16_t>());
-      break;
-    case ENP_DTYPE_UINT16:
-      copy(b.as<const uint16_t>());
-      break;
     // --- low-precision integers: int4/int2 codes are the value as int8
     case ENP_DTYPE_INT4:
     case ENP_DTYPE_INT2:
