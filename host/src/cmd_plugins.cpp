@@ -1,4 +1,5 @@
 // eulernpu plugins: what was found on the search path, loaded or not.
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -38,12 +39,20 @@ int cmd_plugins(Context& ctx, int argc, char** argv) {
     return 0;
   }
 
+  // Columns at least as wide as the usual names, wider when a vendor's
+  // name or version needs it, so the table stays aligned.
+  int name_width = 16, version_width = 9;
+  for (const LoadedPlugin& p : reg.plugins()) {
+    name_width = std::max(name_width, static_cast<int>(p.name.size()));
+    version_width = std::max(version_width, static_cast<int>(p.version.size()));
+  }
   std::printf("Loaded plugins (%zu):\n", reg.plugins().size());
-  std::printf("  %-10s %-16s %-9s %-5s %s\n", "KIND", "NAME", "VERSION", "ABI", "PATH");
+  std::printf("  %-10s %-*s %-*s %-5s %s\n", "KIND", name_width, "NAME", version_width, "VERSION",
+              "ABI", "PATH");
   for (const LoadedPlugin& p : reg.plugins()) {
     const std::string abi = std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor);
-    std::printf("  %-10s %-16s %-9s %-5s %s\n", kind_name(p.kind), p.name.c_str(),
-                p.version.c_str(), abi.c_str(), p.path.string().c_str());
+    std::printf("  %-10s %-*s %-*s %-5s %s\n", kind_name(p.kind), name_width, p.name.c_str(),
+                version_width, p.version.c_str(), abi.c_str(), p.path.string().c_str());
   }
   std::printf("Rejected libraries (%zu):\n", reg.rejected().size());
   for (const RejectedLibrary& r : reg.rejected()) {

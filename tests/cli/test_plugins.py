@@ -66,6 +66,23 @@ class RejectedLibrariesTest(CliTestCase):
         self.ok("--plugin-dir", self.bad, "capabilities")
 
 
+
+class PluginTableTest(CliTestCase):
+    def test_long_names_keep_the_table_aligned(self):
+        long_dir = os.path.join(FIXTURE_DIR, "long_name")
+        r = self.ok("--plugin-dir", long_dir, "plugins")
+        lines = r.stdout.splitlines()
+        header = next(l for l in lines if l.strip().startswith("KIND"))
+        rows = [l for l in lines if l.startswith("  frontend") or l.startswith("  backend")]
+        self.assertTrue(any("vendor_frontend_with_a_long_name" in l for l in rows), r.stdout)
+        # Every row's VERSION, ABI and PATH start where the header's do.
+        for column in ("VERSION", "ABI", "PATH"):
+            at = header.index(column)
+            for row in rows:
+                self.assertEqual(row[at - 1], " ", f"{column} misaligned in {row!r}")
+                self.assertNotEqual(row[at], " ", f"{column} misaligned in {row!r}")
+
+
 class DiscoveryOrderTest(CliTestCase):
     def loaded(self, *args, env=None):
         r = self.ok(*args, "plugins", "--json", env=env)
