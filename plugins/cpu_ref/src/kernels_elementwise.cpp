@@ -18,6 +18,7 @@
 #include <numbers>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
@@ -104,11 +105,6 @@ bool is_nan(T x) {
   } else {
     return false;
   }
-}
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
 }
 
 template <uint32_t Mask, int32_t D, typename S, typename F>

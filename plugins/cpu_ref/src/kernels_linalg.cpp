@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
@@ -72,9 +73,7 @@ void det_typed(const KernelContext& ctx) {
   const size_t rank = x.shape.size();
   if (rank < 2 || x.shape[rank - 1] != x.shape[rank - 2] ||
       y.count() * x.shape[rank - 1] * x.shape[rank - 1] != x.count()) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                     "cpu_ref: Det needs (..., M, M) input and (...) output",
-                     "recompile the artifact with 'eulernpu compile'");
+    corrupt("cpu_ref", "Det needs (..., M, M) input and (...) output");
   }
   const int64_t n = x.shape[rank - 1], mats = y.count();
   const T* xd = x.as<T>();
@@ -97,9 +96,7 @@ void det_kernel(const KernelContext& ctx) {
     case ENP_DTYPE_FLOAT16:
       return det_typed<Half>(ctx);
     default:
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                       "cpu_ref: Det of an unexpected element type",
-                       "recompile the artifact with 'eulernpu compile'");
+      corrupt("cpu_ref", "Det of an unexpected element type");
   }
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
@@ -26,11 +27,6 @@ constexpr uint32_t kLossFloats = kF32 | kF64;
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 int workers(const KernelContext& ctx, int64_t work) {
   return work >= kParallelGrain ? ctx.threads : 1;
-}
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
 }
 
 template <typename S>

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "errors.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -15,11 +16,6 @@ namespace {
 // Threads only pay off on large tensors; results never depend on the count.
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 int workers(const KernelContext& ctx, int64_t n) { return n >= kParallelGrain ? ctx.threads : 1; }
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t n = 1;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
@@ -23,17 +24,6 @@ namespace {
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-[[noreturn]] void out_of_range(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
 
 // ---------------------------------------------------------------------------
 // Element storage: load() widens exactly, store() rounds once to nearest,
@@ -250,10 +240,10 @@ void scatter_kernel(const KernelContext& ctx) {
     const int64_t w = write[b];
     const bool ok = d.circular ? w >= 0 : w >= 0 && w <= d.cache_len - d.update_len;
     if (!ok) {
-      out_of_range("TensorScatter: write_indices[" + std::to_string(b) +
-                   "] = " + std::to_string(w) + " does not fit " + std::to_string(d.update_len) +
-                   " positions into a cache of " + std::to_string(d.cache_len) +
-                   (d.circular ? " (circular mode needs a non-negative index)" : ""));
+      index_out_of_range("TensorScatter: write_indices[" + std::to_string(b) + "] = " +
+                         std::to_string(w) + " does not fit " + std::to_string(d.update_len) +
+                         " positions into a cache of " + std::to_string(d.cache_len) +
+                         (d.circular ? " (circular mode needs a non-negative index)" : ""));
     }
   }
   const size_t width = sdk::dtype_size(in[0].dtype);

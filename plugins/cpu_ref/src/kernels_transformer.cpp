@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
@@ -29,17 +30,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 int workers(const KernelContext& ctx, int64_t work) {
   return work >= kParallelGrain ? ctx.threads : 1;
-}
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-[[noreturn]] void out_of_range(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
 }
 
 // ---------------------------------------------------------------------------
@@ -339,8 +329,9 @@ std::vector<int64_t> cache_rows(const KernelContext& ctx, const RotaryDims& d) {
     if (pos) {
       p = pos[r];
       if (p < 0 || p >= d.max_position) {
-        out_of_range("RotaryEmbedding: position_ids holds " + std::to_string(p) +
-                     ", outside the caches' " + std::to_string(d.max_position) + " positions");
+        index_out_of_range("RotaryEmbedding: position_ids holds " + std::to_string(p) +
+                           ", outside the caches' " + std::to_string(d.max_position) +
+                           " positions");
       }
     }
     rows[r] = p * d.half;
