@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "float16.hpp"
 #include "op_table.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -88,6 +89,45 @@ void dispatch_dtype(int32_t dtype, F&& f) {
     default:
       break;
   }
+}
+
+// The dtype whose elements a kernel reads as C++ type T (Half and BFloat16
+// stand for the 16-bit floats); ENP_DTYPE_UNDEFINED for any other T.
+template <typename T>
+inline constexpr int32_t kDtypeOf = ENP_DTYPE_UNDEFINED;
+template <>
+inline constexpr int32_t kDtypeOf<float> = ENP_DTYPE_FLOAT32;
+template <>
+inline constexpr int32_t kDtypeOf<double> = ENP_DTYPE_FLOAT64;
+template <>
+inline constexpr int32_t kDtypeOf<Half> = ENP_DTYPE_FLOAT16;
+template <>
+inline constexpr int32_t kDtypeOf<BFloat16> = ENP_DTYPE_BFLOAT16;
+template <>
+inline constexpr int32_t kDtypeOf<int8_t> = ENP_DTYPE_INT8;
+template <>
+inline constexpr int32_t kDtypeOf<uint8_t> = ENP_DTYPE_UINT8;
+template <>
+inline constexpr int32_t kDtypeOf<int16_t> = ENP_DTYPE_INT16;
+template <>
+inline constexpr int32_t kDtypeOf<uint16_t> = ENP_DTYPE_UINT16;
+template <>
+inline constexpr int32_t kDtypeOf<int32_t> = ENP_DTYPE_INT32;
+template <>
+inline constexpr int32_t kDtypeOf<uint32_t> = ENP_DTYPE_UINT32;
+template <>
+inline constexpr int32_t kDtypeOf<int64_t> = ENP_DTYPE_INT64;
+template <>
+inline constexpr int32_t kDtypeOf<uint64_t> = ENP_DTYPE_UINT64;
+template <>
+inline constexpr int32_t kDtypeOf<bool> = ENP_DTYPE_BOOL;
+
+// For kernels built for a few element types: calls f.template
+// operator()<T>() with T the one of Ts whose dtype is `dtype`, and returns
+// false, calling nothing, when there is none (the caller reports it).
+template <typename... Ts, typename F>
+bool dispatch_among(int32_t dtype, F&& f) {
+  return ((dtype == kDtypeOf<Ts> && (f.template operator()<Ts>(), true)) || ...);
 }
 
 }  // namespace eulernpu::cpu_ref

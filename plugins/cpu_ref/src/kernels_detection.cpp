@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -25,43 +26,6 @@ constexpr std::string_view kScope = "cpu_ref";
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
-
-// Element access in double for the float types the kernels accept.
-template <typename T>
-double load(const T* p, int64_t i) {
-  return static_cast<double>(p[i]);
-}
-template <>
-double load<Half>(const Half* p, int64_t i) {
-  return half_to_double(p[i].bits);
-}
-template <typename T>
-void store(T* p, int64_t i, double v) {
-  p[i] = static_cast<T>(v);
-}
-template <>
-void store<Half>(Half* p, int64_t i, double v) {
-  p[i].bits = half_from_double(v);
-}
-
-// Calls f.template operator()<T>() for float32, float16 (as Half) and
-// float64.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt(kScope, "unexpected element type");
-  }
-}
 
 std::optional<std::string> require_dtype(const sdk::NodeView& node, const sdk::GraphView& graph,
                                          size_t i, int32_t dtype, const char* what) {
@@ -152,10 +116,10 @@ void roi_align_typed(const KernelContext& ctx) {
     std::vector<Sample> samples;
     for (int64_t r = begin; r < end; ++r) {
       const double offset = half_pixel ? 0.5 : 0.0;
-      const double start_w = load(rd, r * 4 + 0) * scale - offset;
-      const double start_h = load(rd, r * 4 + 1) * scale - offset;
-      const double end_w = load(rd, r * 4 + 2) * scale - offset;
-      const double end_h = load(rd, r * 4 + 3) * scale - offset;
+      const double start_w = load(rd[r * 4 + 0]) * scale - offset;
+      const double start_h = load(rd[r * 4 + 1]) * scale - offset;
+      const double end_w = load(rd[r * 4 + 2]) * scale - offset;
+      const double end_h = load(rd[r * 4 + 3]) * scale - offset;
       double roi_w = end_w - start_w, roi_h = end_h - start_h;
       if (!half_pixel) {
         // Malformed ROIs are forced to 1x1, as the reference does.
@@ -198,16 +162,16 @@ void roi_align_typed(const KernelContext& ctx) {
           for (int64_t k = 0; k < per_bin; ++k) {
             const Sample& s = samples[static_cast<size_t>(b * per_bin + k)];
             if (avg) {
-              acc += s.w[0] * load(plane, s.pos[0]) + s.w[1] * load(plane, s.pos[1]) +
-                     s.w[2] * load(plane, s.pos[2]) + s.w[3] * load(plane, s.pos[3]);
+              acc += s.w[0] * load(plane[s.pos[0]]) + s.w[1] * load(plane[s.pos[1]]) +
+                     s.w[2] * load(plane[s.pos[2]]) + s.w[3] * load(plane[s.pos[3]]);
             } else {
               // Max of the weighted corners, as ONNX's reference (and ORT).
-              double v = s.w[0] * load(plane, s.pos[0]);
-              for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * load(plane, s.pos[q]));
+              double v = s.w[0] * load(plane[s.pos[0]]);
+              for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * load(plane[s.pos[q]]));
               acc = k == 0 ? v : std::max(acc, v);
             }
           }
-          store(yd, out_base + b, avg ? acc / count : acc);
+          yd[out_base + b] = store<T>(avg ? acc / count : acc);
         }
       }
     }
@@ -215,7 +179,10 @@ void roi_align_typed(const KernelContext& ctx) {
 }
 
 void roi_align_kernel(const KernelContext& ctx) {
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename T>() { roi_align_typed<T>(ctx); });
+  if (!dispatch_among<float, double, Half>(ctx.inputs[0].dtype,
+                                           [&]<typename T>() { roi_align_typed<T>(ctx); })) {
+    corrupt(kScope, "unexpected element type");
+  }
 }
 
 std::optional<std::string> roi_align_check(const sdk::NodeView& node, const sdk::GraphView& graph) {

@@ -15,6 +15,7 @@
 #include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -29,26 +30,11 @@ int workers(const KernelContext& ctx, int64_t work) {
   return work >= kParallelGrain ? ctx.threads : 1;
 }
 
-template <typename S>
-S store(double v) {
-  if constexpr (std::is_same_v<S, float>) {
-    return narrow_to_float(v);
-  } else {
-    return v;
-  }
-}
-
+// The loss kernels are built for float32 and float64 only.
 template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    default:
-      corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
+void dispatch_loss_float(int32_t dtype, F&& f) {
+  if (!dispatch_among<float, double>(dtype, f)) {
+    corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -220,7 +206,7 @@ void nll_typed(const KernelContext& ctx, const LossDims& d) {
 
 void nll_kernel(const KernelContext& ctx) {
   const LossDims d = kernel_dims(ctx, "NegativeLogLikelihoodLoss");
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename S>() { nll_typed<S>(ctx, d); });
+  dispatch_loss_float(ctx.inputs[0].dtype, [&]<typename S>() { nll_typed<S>(ctx, d); });
 }
 
 // ---------------------------------------------------------------------------
@@ -271,7 +257,7 @@ void sce_typed(const KernelContext& ctx, const LossDims& d) {
 
 void sce_kernel(const KernelContext& ctx) {
   const LossDims d = kernel_dims(ctx, "SoftmaxCrossEntropyLoss");
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename S>() { sce_typed<S>(ctx, d); });
+  dispatch_loss_float(ctx.inputs[0].dtype, [&]<typename S>() { sce_typed<S>(ctx, d); });
 }
 
 // ---------------------------------------------------------------------------

@@ -72,11 +72,7 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
 // Calls f.template operator()<T>() with T float or double.
 template <typename F>
 void dispatch_float(int32_t dtype, F&& f) {
-  if (dtype == ENP_DTYPE_FLOAT32) {
-    f.template operator()<float>();
-  } else if (dtype == ENP_DTYPE_FLOAT64) {
-    f.template operator()<double>();
-  } else {
+  if (!dispatch_among<float, double>(dtype, f)) {
     corrupt(kScope, std::string("unsupported dtype ") + sdk::dtype_name(dtype));
   }
 }

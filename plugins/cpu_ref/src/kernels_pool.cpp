@@ -163,21 +163,10 @@ void for_each_output(const PoolGeometry& g, int threads, Fn&& fn) {
 // int8/uint8: the types the pool kernels are built for.
 template <typename F>
 void dispatch_pool(int32_t dtype, bool with_int8, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      return f.template operator()<float>();
-    case ENP_DTYPE_FLOAT64:
-      return f.template operator()<double>();
-    case ENP_DTYPE_INT8:
-      if (with_int8) return f.template operator()<int8_t>();
-      break;
-    case ENP_DTYPE_UINT8:
-      if (with_int8) return f.template operator()<uint8_t>();
-      break;
-    default:
-      break;
+  if (with_int8 ? !dispatch_among<float, double, int8_t, uint8_t>(dtype, f)
+                : !dispatch_among<float, double>(dtype, f)) {
+    corrupt(kScope, std::string("dtype ") + sdk::dtype_name(dtype) + " has no pooling kernel");
   }
-  corrupt(kScope, std::string("dtype ") + sdk::dtype_name(dtype) + " has no pooling kernel");
 }
 
 // Flat index of an input element for MaxPool's Indices: over N x C x spatial,

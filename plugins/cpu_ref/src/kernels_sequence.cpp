@@ -16,6 +16,7 @@
 #include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -24,54 +25,6 @@ namespace {
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
-
-// ---------------------------------------------------------------------------
-// Element storage: load() widens exactly, store() rounds once to nearest,
-// ties to even.
-
-double load(float v) { return v; }
-double load(double v) { return v; }
-double load(Half h) { return half_to_double(h.bits); }
-
-template <typename S>
-S store(double v);
-template <>
-float store<float>(double v) {
-  return narrow_to_float(v);
-}
-template <>
-double store<double>(double v) {
-  return v;
-}
-template <>
-Half store<Half>(double v) {
-  return Half{half_from_double(v)};
-}
-
-// v rounded to S and widened back: an intermediate the function body keeps
-// in the input type.
-template <typename S>
-double round_to(double v) {
-  return load(store<S>(v));
-}
-
-// Calls f.template operator()<S>() with S the storage type of a float dtype.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
-  }
-}
 
 double silu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 

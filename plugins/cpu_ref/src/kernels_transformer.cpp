@@ -16,6 +16,7 @@
 #include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -30,47 +31,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kParallelGrain = int64_t{1} << 15;
 int workers(const KernelContext& ctx, int64_t work) {
   return work >= kParallelGrain ? ctx.threads : 1;
-}
-
-// ---------------------------------------------------------------------------
-// Element storage. Kernels compute in double; load() widens exactly and
-// store() rounds once (to nearest, ties to even).
-
-double load(float v) { return v; }
-double load(double v) { return v; }
-double load(Half h) { return half_to_double(h.bits); }
-
-template <typename S>
-S store(double v);
-template <>
-float store<float>(double v) {
-  return narrow_to_float(v);
-}
-template <>
-double store<double>(double v) {
-  return v;
-}
-template <>
-Half store<Half>(double v) {
-  return Half{half_from_double(v)};
-}
-
-// Calls f.template operator()<S>() with S the storage type of a float dtype.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
-  }
 }
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin = 0) {
