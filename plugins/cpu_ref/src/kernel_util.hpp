@@ -130,4 +130,10 @@ bool dispatch_among(int32_t dtype, F&& f) {
   return ((dtype == kDtypeOf<Ts> && (f.template operator()<Ts>(), true)) || ...);
 }
 
+// How many threads a loop over `work` elements gets: threads only pay off
+// on large tensors, and parallel_for's results never depend on the count.
+inline int threads_for(const KernelContext& ctx, int64_t work, int64_t grain = int64_t{1} << 15) {
+  return work >= grain ? ctx.threads : 1;
+}
+
 }  // namespace eulernpu::cpu_ref

@@ -161,10 +161,6 @@ void dispatch_bytes(size_t bytes, F&& f) {
 // ---------------------------------------------------------------------------
 // Loops
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t n) { return n >= kParallelGrain ? ctx.threads : 1; }
-
 int64_t count_of(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -188,7 +184,7 @@ void map_unary(const KernelContext& ctx, const Buffer& in, const Buffer& out, F 
   expect_types<I, O>(in, out);
   const I* x = static_cast<const I*>(in.data);
   O* y = static_cast<O*>(out.data);
-  parallel_for(n, workers(ctx, n), [&](int64_t begin, int64_t end) {
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
   });
 }
@@ -264,7 +260,7 @@ class Broadcast {
 
 template <size_t N, typename Fn>
 void broadcast_each(const KernelContext& ctx, const Broadcast<N>& plan, Fn fn) {
-  parallel_for(plan.total(), workers(ctx, plan.total()),
+  parallel_for(plan.total(), threads_for(ctx, plan.total()),
                [&](int64_t begin, int64_t end) { plan.run(begin, end, fn); });
 }
 
@@ -961,7 +957,7 @@ void softmax_kernel(const KernelContext& ctx) {
     const S* x = in.as<const S>();
     S* y = out.as<S>();
     const int64_t lines = l.outer * l.inner;
-    parallel_for(lines, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
+    parallel_for(lines, threads_for(ctx, in.count()), [&](int64_t begin, int64_t end) {
       for (int64_t line = begin; line < end; ++line) {
         const int64_t base = line / l.inner * l.len * l.inner + line % l.inner;
         softmax_line<K>(x + base, y + base, l.len, l.inner);

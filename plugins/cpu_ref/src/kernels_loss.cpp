@@ -24,12 +24,6 @@ namespace {
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kLossFloats = kF32 | kF64;
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t work) {
-  return work >= kParallelGrain ? ctx.threads : 1;
-}
-
 // The loss kernels are built for float32 and float64 only.
 template <typename F>
 void dispatch_loss_float(int32_t dtype, F&& f) {
@@ -141,7 +135,7 @@ Terms loss_terms(const KernelContext& ctx, const std::vector<int64_t>& targets,
   const auto count = static_cast<int64_t>(targets.size());
   Terms terms{std::vector<double>(targets.size()), std::vector<double>(targets.size())};
   const bool weighted = ctx.has_input(2);
-  parallel_for(count, workers(ctx, count), [&](int64_t begin, int64_t end) {
+  parallel_for(count, threads_for(ctx, count), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const auto k = static_cast<size_t>(i);
       const int64_t t = targets[k];
@@ -219,7 +213,7 @@ std::vector<double> log_softmax(const KernelContext& ctx, const LossDims& d) {
   const S* x = ctx.inputs[0].as<const S>();
   std::vector<double> out(static_cast<size_t>(d.n * d.classes * d.inner));
   const int64_t lines = d.n * d.inner;
-  parallel_for(lines, workers(ctx, lines * d.classes), [&](int64_t begin, int64_t end) {
+  parallel_for(lines, threads_for(ctx, lines * d.classes), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = line / d.inner * d.classes * d.inner + line % d.inner;
       double max = -std::numeric_limits<double>::infinity();

@@ -40,17 +40,12 @@ int64_t truncate_to_int64(double v) {
   return static_cast<int64_t>(t);
 }
 
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t n) {
-  return n < (int64_t{1} << 15) ? 1 : ctx.threads;
-}
-
 // Calls fn(i, Value) for every element of `in`, any dtype cpu_ref carries.
 template <typename Fn>
 void for_each_value(const KernelContext& ctx, const Buffer& in, Fn fn) {
   const int64_t n = in.count();
   auto run = [&](auto read) {
-    parallel_for(n, workers(ctx, n), [&](int64_t begin, int64_t end) {
+    parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) fn(i, read(i));
     });
   };

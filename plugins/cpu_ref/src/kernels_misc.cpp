@@ -83,11 +83,6 @@ constexpr bool is_number =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
     std::is_same_v<T, int64_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
 
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t work) {
-  return work < (int64_t{1} << 15) ? 1 : ctx.threads;
-}
-
 // --- BitCast ----------------------------------------------------------------
 
 void bit_cast(const KernelContext& ctx) {
@@ -120,7 +115,7 @@ void cum_prod(const KernelContext& ctx) {
       using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
       const T* x = in.as<const T>();
       T* y = out.as<T>();
-      parallel_for(lines, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
+      parallel_for(lines, threads_for(ctx, in.count()), [&](int64_t begin, int64_t end) {
         for (int64_t line = begin; line < end; ++line) {
           const int64_t base = line / inner * length * inner + line % inner;
           Acc acc = 1;
@@ -422,7 +417,7 @@ void einsum_typed(const KernelContext& ctx, const EinsumPlan& p) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
   T* y = ctx.outputs[0].as<T>();
   const int64_t total = product(out_dims);
-  parallel_for(total, workers(ctx, total * c_total), [&](int64_t begin, int64_t end) {
+  parallel_for(total, threads_for(ctx, total * c_total), [&](int64_t begin, int64_t end) {
     Dims base(ops), off(ops), cidx(c_dims.size());
     for (int64_t o = begin; o < end; ++o) {
       std::fill(base.begin(), base.end(), 0);
@@ -674,7 +669,7 @@ void grid_sample(const KernelContext& ctx) {
       const G* grid = gb.as<const G>();
       T* y = ctx.outputs[0].as<T>();
       const int64_t work = s.batch * s.points;
-      parallel_for(work, workers(ctx, work * s.channels), [&](int64_t begin, int64_t end) {
+      parallel_for(work, threads_for(ctx, work * s.channels), [&](int64_t begin, int64_t end) {
         for (int64_t np = begin; np < end; ++np) {
           const int64_t n = np / s.points, p = np % s.points;
           sample_point<T, G>(s, *m, grid + np * static_cast<int64_t>(s.rank),
@@ -812,27 +807,28 @@ void col2im(const KernelContext& ctx) {
     const T* x = ctx.inputs[0].as<const T>();
     T* y = ctx.outputs[0].as<T>();
     const int64_t work = s.batch * s.channels;
-    parallel_for(work, workers(ctx, work * plane * s.block_size), [&](int64_t begin, int64_t end) {
-      for (int64_t nc = begin; nc < end; ++nc) {
-        T* img = y + nc * plane;
-        std::fill(img, img + plane, T(0));
-        for (int64_t k = 0; k < s.block_size; ++k) {
-          const Dims& off = offsets[static_cast<size_t>(k)];
-          const T* col = x + (nc * s.block_size + k) * s.columns;
-          for (int64_t c = 0; c < s.columns; ++c) {
-            const Dims& pos = positions[static_cast<size_t>(c)];
-            int64_t at = 0;
-            bool inside = true;
-            for (size_t d = 0; inside && d < n; ++d) {
-              const int64_t i = pos[d] * s.strides[d] - s.pads[d] + off[d] * s.dilations[d];
-              inside = i >= 0 && i < s.image[d];
-              at = at * s.image[d] + i;
+    parallel_for(
+        work, threads_for(ctx, work * plane * s.block_size), [&](int64_t begin, int64_t end) {
+          for (int64_t nc = begin; nc < end; ++nc) {
+            T* img = y + nc * plane;
+            std::fill(img, img + plane, T(0));
+            for (int64_t k = 0; k < s.block_size; ++k) {
+              const Dims& off = offsets[static_cast<size_t>(k)];
+              const T* col = x + (nc * s.block_size + k) * s.columns;
+              for (int64_t c = 0; c < s.columns; ++c) {
+                const Dims& pos = positions[static_cast<size_t>(c)];
+                int64_t at = 0;
+                bool inside = true;
+                for (size_t d = 0; inside && d < n; ++d) {
+                  const int64_t i = pos[d] * s.strides[d] - s.pads[d] + off[d] * s.dilations[d];
+                  inside = i >= 0 && i < s.image[d];
+                  at = at * s.image[d] + i;
+                }
+                if (inside) img[at] += col[c];
+              }
             }
-            if (inside) img[at] += col[c];
           }
-        }
-      }
-    });
+        });
   });
 }
 
@@ -938,28 +934,29 @@ void dft(const KernelContext& ctx) {
   dispatch_float(in.dtype, [&]<typename T>() {
     const T* x = in.as<const T>();
     T* y = ctx.outputs[0].as<T>();
-    parallel_for(outer * inner, workers(ctx, outer * inner * p.n * len), [&](int64_t b, int64_t e) {
-      std::vector<Complex> line(static_cast<size_t>(len)), res(static_cast<size_t>(p.out_len));
-      for (int64_t l = b; l < e; ++l) {
-        const int64_t o = l / inner, i = l % inner;
-        for (int64_t k = 0; k < len; ++k) {
-          const T* v = x + ((o * len + k) * inner + i) * c_in;
-          line[static_cast<size_t>(k)] = {static_cast<double>(v[0]),
-                                          c_in == 2 ? static_cast<double>(v[1]) : 0.0};
-        }
-        if (real_out) {
-          inverse_real_line(line, p.n, tw, res);
-        } else {
-          dft_line(line, p.n, p.out_len, p.inverse, tw, res);
-        }
-        for (int64_t f = 0; f < p.out_len; ++f) {
-          T* v = y + ((o * p.out_len + f) * inner + i) * c_out;
-          const Complex r = res[static_cast<size_t>(f)];
-          v[0] = static_cast<T>(real_out ? r.re : r.re * scale);
-          if (c_out == 2) v[1] = static_cast<T>(r.im * scale);
-        }
-      }
-    });
+    parallel_for(
+        outer * inner, threads_for(ctx, outer * inner * p.n * len), [&](int64_t b, int64_t e) {
+          std::vector<Complex> line(static_cast<size_t>(len)), res(static_cast<size_t>(p.out_len));
+          for (int64_t l = b; l < e; ++l) {
+            const int64_t o = l / inner, i = l % inner;
+            for (int64_t k = 0; k < len; ++k) {
+              const T* v = x + ((o * len + k) * inner + i) * c_in;
+              line[static_cast<size_t>(k)] = {static_cast<double>(v[0]),
+                                              c_in == 2 ? static_cast<double>(v[1]) : 0.0};
+            }
+            if (real_out) {
+              inverse_real_line(line, p.n, tw, res);
+            } else {
+              dft_line(line, p.n, p.out_len, p.inverse, tw, res);
+            }
+            for (int64_t f = 0; f < p.out_len; ++f) {
+              T* v = y + ((o * p.out_len + f) * inner + i) * c_out;
+              const Complex r = res[static_cast<size_t>(f)];
+              v[0] = static_cast<T>(real_out ? r.re : r.re * scale);
+              if (c_out == 2) v[1] = static_cast<T>(r.im * scale);
+            }
+          }
+        });
   });
 }
 
@@ -992,7 +989,7 @@ void stft(const KernelContext& ctx) {
     const T* w = has_window ? ctx.inputs[2].as<const T>() : nullptr;
     T* y = out.as<T>();
     parallel_for(
-        batch * frames, workers(ctx, batch * frames * bins * frame), [&](int64_t b, int64_t e) {
+        batch * frames, threads_for(ctx, batch * frames * bins * frame), [&](int64_t b, int64_t e) {
           std::vector<Complex> line(static_cast<size_t>(frame)), res(static_cast<size_t>(bins));
           for (int64_t bf = b; bf < e; ++bf) {
             const T* src = x + (bf / frames * length + bf % frames * step) * c_in;

@@ -13,10 +13,6 @@
 namespace eulernpu::cpu_ref {
 namespace {
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t n) { return n >= kParallelGrain ? ctx.threads : 1; }
-
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t n = 1;
   for (size_t d = begin; d < end && d < dims.size(); ++d) n *= dims[d];
@@ -74,7 +70,7 @@ void batchnorm_kernel(const KernelContext& ctx) {
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels;
       const double a = scale[c] / std::sqrt(double{var[c]} + eps);
@@ -101,7 +97,7 @@ void instancenorm_kernel(const KernelContext& ctx) {
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels;
       const float* xs = in + nc * p.plane;
@@ -177,7 +173,7 @@ void layernorm_kernel(const KernelContext& ctx) {
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t g = begin; g < end; ++g) {
       const float* xs = in + g * n;
       float* ys = out + g * n;
@@ -210,7 +206,7 @@ void lpnorm_kernel(const KernelContext& ctx) {
   expect_count(ctx.outputs[0], x.count(), "LpNormalization's output");
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(outer * inner, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(outer * inner, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = line / inner * len * inner + line % inner;
       double norm = 0;
@@ -308,7 +304,7 @@ void groupnorm_kernel(const KernelContext& ctx) {
   const int64_t batch = x.shape[0];
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(batch * groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(batch * groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t ng = begin; ng < end; ++ng) {
       const int64_t g = ng % groups;
       const float* xs = in + ng * span;
@@ -341,7 +337,7 @@ void lrn_kernel(const KernelContext& ctx) {
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels, n0 = nc - c;
       const int64_t lo = std::max<int64_t>(0, c - before);

@@ -156,11 +156,6 @@ void store_quantized(const Buffer& out, int64_t i, int32_t v) {
   }
 }
 
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t work) {
-  return work < (int64_t{1} << 15) ? 1 : ctx.threads;
-}
-
 // --- scale layouts (QuantizeLinear, DequantizeLinear) ----------------------
 
 // How scale and zero point map onto x, seen as (outer, length, inner)
@@ -244,7 +239,7 @@ Layout kernel_layout(const KernelContext& ctx) {
 // by (outer, axis index) rows.
 template <typename Fn>
 void for_each_scaled(const KernelContext& ctx, const Layout& l, Fn fn) {
-  parallel_for(l.outer * l.length, workers(ctx, l.outer * l.length * l.inner),
+  parallel_for(l.outer * l.length, threads_for(ctx, l.outer * l.length * l.inner),
                [&](int64_t begin, int64_t end) {
                  for (int64_t row = begin; row < end; ++row) {
                    const int64_t o = row / l.length, c = row % l.length;
@@ -365,7 +360,7 @@ void dynamic_quantize_linear(const KernelContext& ctx) {
   const float zp_float = std::clamp(0.0f - lo / scale, 0.0f, 255.0f);
   const auto zp = static_cast<int32_t>(std::nearbyint(zp_float));
   uint8_t* y = ctx.outputs[0].as<uint8_t>();
-  parallel_for(xb.count(), workers(ctx, xb.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(xb.count(), threads_for(ctx, xb.count()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       y[i] = static_cast<uint8_t>(requantize(x[i] / scale, zp, QRange{0, 255}));
     }
@@ -481,7 +476,7 @@ void matmul_integer(const KernelContext& ctx) {
   const auto a = centered(ctx.inputs[0], s.a, azp, azp ? row_zero_point_shape(*azp, s.m) : Dims{});
   const auto b = centered(ctx.inputs[1], s.b, bzp, bzp ? bzp->shape : Dims{});
   int32_t* y = out.as<int32_t>();
-  int_matmul(a, b, s, workers(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
+  int_matmul(a, b, s, threads_for(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
     for (int64_t j = 0; j < s.n; ++j) y[row * s.n + j] = saturate_int32(acc[j]);
   });
 }
@@ -520,7 +515,7 @@ void qlinear_matmul(const KernelContext& ctx) {
   const auto mult = matmul_multipliers(ctx.inputs[1], ctx.inputs[4], ctx.inputs[6], s.n);
   const int32_t yzp = widen(ctx.inputs[7])[0];
   const QRange r = range_of(out.dtype);
-  int_matmul(a, b, s, workers(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
+  int_matmul(a, b, s, threads_for(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
     for (int64_t j = 0; j < s.n; ++j) {
       const double v = static_cast<double>(saturate_int32(acc[j])) * mult[static_cast<size_t>(j)];
       store_quantized(out, row * s.n + j, requantize(v, yzp, r));
@@ -675,7 +670,7 @@ std::vector<int32_t> centered_weights(const Buffer& w, const Buffer* zp) {
 }
 
 int conv_workers(const KernelContext& ctx, const ConvShape& g) {
-  return workers(ctx, g.batch * g.out_channels * g.out_size() * g.kernel_size());
+  return threads_for(ctx, g.batch * g.out_channels * g.out_size() * g.kernel_size());
 }
 
 void conv_integer(const KernelContext& ctx) {

@@ -17,6 +17,10 @@
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Data movement is cheap per element: threads pay off only on larger
+// tensors than for arithmetic.
+constexpr int64_t kParallelGrain = int64_t{1} << 16;
+
 // Where this file's corrupt-artifact errors are located.
 constexpr std::string_view kScope = "cpu_ref";
 
@@ -26,10 +30,6 @@ int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
   int64_t n = 1;
   for (auto it = begin; it != end; ++it) n *= *it;
   return n;
-}
-
-int workers(const KernelContext& ctx, int64_t elements) {
-  return elements < (int64_t{1} << 16) ? 1 : ctx.threads;
 }
 
 Dims read_ints(const Buffer& b) {
@@ -293,9 +293,11 @@ void reduce_kernel(const KernelContext& ctx) {
   dispatch_dtype(in.dtype, [&]<typename T>() {
     const T* x = in.as<const T>();
     T* y = out.as<T>();
-    parallel_for(p.outputs, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) y[o] = reduce_one<R>(x, p, base_offset(p, o));
-    });
+    parallel_for(p.outputs, threads_for(ctx, in.count(), kParallelGrain),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o)
+                     y[o] = reduce_one<R>(x, p, base_offset(p, o));
+                 });
   });
 }
 

@@ -107,7 +107,7 @@ void swiglu_typed(const KernelContext& ctx) {
   const S* b = ctx.inputs[1].as<const S>();
   S* y = ctx.outputs[0].as<S>();
   const int64_t n = ctx.inputs[0].count();
-  parallel_for(n, n >= (int64_t{1} << 15) ? ctx.threads : 1, [&](int64_t begin, int64_t end) {
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       y[i] = store<S>(round_to<S>(silu(load(a[i]), alpha)) * load(b[i]));
     }
@@ -287,8 +287,7 @@ void causal_typed(const KernelContext& ctx, const CausalDims& d) {
   S* y = ctx.outputs[0].as<S>();
   S* present = wants(ctx, 1) ? ctx.outputs[1].as<S>() : nullptr;
   const int64_t k = d.kernel, state = d.state(), padded = state + d.length;
-  parallel_for(d.batch * d.channels,
-               d.batch * d.channels * padded * k >= (int64_t{1} << 15) ? ctx.threads : 1,
+  parallel_for(d.batch * d.channels, threads_for(ctx, d.batch * d.channels * padded * k),
                [&](int64_t begin, int64_t end) {
                  std::vector<double> seq(static_cast<size_t>(padded));
                  for (int64_t bc = begin; bc < end; ++bc) {
@@ -466,61 +465,60 @@ void linear_typed(const KernelContext& ctx, const LinearDims& d) {
   const int64_t work = d.batch * d.seq * d.q_heads * state_size * 4;
   // Each (batch, kv head) runs its own recurrence and writes its own output
   // columns, so the split never changes a result.
-  parallel_for(d.batch * d.kv_heads, work >= (int64_t{1} << 15) ? ctx.threads : 1,
-               [&](int64_t begin, int64_t end) {
-                 std::vector<double> retrieved(static_cast<size_t>(dv));
-                 for (int64_t bh = begin; bh < end; ++bh) {
-                   const int64_t b = bh / d.kv_heads, h = bh % d.kv_heads;
-                   double* s = states.data() + bh * state_size;
-                   for (int64_t t = 0; t < d.seq; ++t) {
-                     const int64_t token = b * d.seq + t;
-                     const S* kt = k + (token * d.kv_heads + h) * dk;
-                     const S* vt = v + (token * d.kv_heads + h) * dv;
-                     if (decay) {
-                       for (int64_t i = 0; i < dk; ++i) {
-                         const int64_t gi = d.head_decay ? token * d.kv_heads + h
-                                                         : (token * d.kv_heads + h) * dk + i;
-                         const double g = std::exp(load(decay[gi]));
-                         for (int64_t j = 0; j < dv; ++j) s[i * dv + j] *= g;
-                       }
-                     }
-                     if (beta) {
-                       // The write is beta * (v - S^T k), S already decayed.
-                       std::fill(retrieved.begin(), retrieved.end(), 0.0);
-                       for (int64_t i = 0; i < dk; ++i) {
-                         const double ki = load(kt[i]);
-                         for (int64_t j = 0; j < dv; ++j) {
-                           retrieved[static_cast<size_t>(j)] += s[i * dv + j] * ki;
-                         }
-                       }
-                       const double bt = load(beta[d.shared_beta ? token : token * d.kv_heads + h]);
-                       for (int64_t j = 0; j < dv; ++j) {
-                         auto& r = retrieved[static_cast<size_t>(j)];
-                         r = bt * (load(vt[j]) - r);
-                       }
-                     } else {
-                       for (int64_t j = 0; j < dv; ++j) {
-                         retrieved[static_cast<size_t>(j)] = load(vt[j]);
-                       }
-                     }
-                     for (int64_t i = 0; i < dk; ++i) {
-                       const double ki = load(kt[i]);
-                       for (int64_t j = 0; j < dv; ++j) {
-                         s[i * dv + j] += ki * retrieved[static_cast<size_t>(j)];
-                       }
-                     }
-                     for (int64_t qh = h * group; qh < (h + 1) * group; ++qh) {
-                       const S* qt = q + (token * d.q_heads + qh) * dk;
-                       S* out = y + (token * d.q_heads + qh) * dv;
-                       for (int64_t j = 0; j < dv; ++j) {
-                         double acc = 0;
-                         for (int64_t i = 0; i < dk; ++i) acc += load(qt[i]) * s[i * dv + j];
-                         out[j] = store<S>(scale * acc);
-                       }
-                     }
-                   }
-                 }
-               });
+  parallel_for(d.batch * d.kv_heads, threads_for(ctx, work), [&](int64_t begin, int64_t end) {
+    std::vector<double> retrieved(static_cast<size_t>(dv));
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / d.kv_heads, h = bh % d.kv_heads;
+      double* s = states.data() + bh * state_size;
+      for (int64_t t = 0; t < d.seq; ++t) {
+        const int64_t token = b * d.seq + t;
+        const S* kt = k + (token * d.kv_heads + h) * dk;
+        const S* vt = v + (token * d.kv_heads + h) * dv;
+        if (decay) {
+          for (int64_t i = 0; i < dk; ++i) {
+            const int64_t gi =
+                d.head_decay ? token * d.kv_heads + h : (token * d.kv_heads + h) * dk + i;
+            const double g = std::exp(load(decay[gi]));
+            for (int64_t j = 0; j < dv; ++j) s[i * dv + j] *= g;
+          }
+        }
+        if (beta) {
+          // The write is beta * (v - S^T k), S already decayed.
+          std::fill(retrieved.begin(), retrieved.end(), 0.0);
+          for (int64_t i = 0; i < dk; ++i) {
+            const double ki = load(kt[i]);
+            for (int64_t j = 0; j < dv; ++j) {
+              retrieved[static_cast<size_t>(j)] += s[i * dv + j] * ki;
+            }
+          }
+          const double bt = load(beta[d.shared_beta ? token : token * d.kv_heads + h]);
+          for (int64_t j = 0; j < dv; ++j) {
+            auto& r = retrieved[static_cast<size_t>(j)];
+            r = bt * (load(vt[j]) - r);
+          }
+        } else {
+          for (int64_t j = 0; j < dv; ++j) {
+            retrieved[static_cast<size_t>(j)] = load(vt[j]);
+          }
+        }
+        for (int64_t i = 0; i < dk; ++i) {
+          const double ki = load(kt[i]);
+          for (int64_t j = 0; j < dv; ++j) {
+            s[i * dv + j] += ki * retrieved[static_cast<size_t>(j)];
+          }
+        }
+        for (int64_t qh = h * group; qh < (h + 1) * group; ++qh) {
+          const S* qt = q + (token * d.q_heads + qh) * dk;
+          S* out = y + (token * d.q_heads + qh) * dv;
+          for (int64_t j = 0; j < dv; ++j) {
+            double acc = 0;
+            for (int64_t i = 0; i < dk; ++i) acc += load(qt[i]) * s[i * dv + j];
+            out[j] = store<S>(scale * acc);
+          }
+        }
+      }
+    }
+  });
   if (!wants(ctx, 1)) return;
   dispatch_float(ctx.outputs[1].dtype, [&]<typename P>() {
     P* present = ctx.outputs[1].as<P>();

@@ -17,6 +17,10 @@
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Data movement is cheap per element: threads pay off only on larger
+// tensors than for arithmetic.
+constexpr int64_t kParallelGrain = int64_t{1} << 16;
+
 // Where this file's corrupt-artifact errors are located.
 constexpr std::string_view kScope = "cpu_ref";
 
@@ -82,11 +86,6 @@ int64_t checked_add(int64_t a, int64_t b, const char* op) {
   if (__builtin_add_overflow(a, b, &r))
     index_out_of_range(std::string(op) + ": a size overflows int64");
   return r;
-}
-
-// Parallel loops only pay off on large tensors.
-int workers(const KernelContext& ctx, int64_t elements) {
-  return elements < (int64_t{1} << 16) ? 1 : ctx.threads;
 }
 
 // An int32 or int64 tensor's values.
@@ -188,7 +187,7 @@ void copy_view(const KernelContext& ctx, const Buffer& in, const View& v, void* 
       out[0] = src[v.offset];
       return;
     }
-    parallel_for(n / v.dims.back(), workers(ctx, n),
+    parallel_for(n / v.dims.back(), threads_for(ctx, n, kParallelGrain),
                  [&](int64_t begin, int64_t end) { copy_rows(src, v, out, begin, end); });
   });
 }

@@ -27,12 +27,6 @@ constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t work) {
-  return work >= kParallelGrain ? ctx.threads : 1;
-}
-
 int64_t product(const std::vector<int64_t>& dims, size_t begin = 0) {
   int64_t n = 1;
   for (size_t d = begin; d < dims.size(); ++d) n *= dims[d];
@@ -117,7 +111,7 @@ void swish_typed(const KernelContext& ctx) {
   const double alpha = ctx.attr_float("alpha", 1.0);
   const S* in = x.as<const S>();
   S* out = ctx.outputs[0].as<S>();
-  parallel_for(x.count(), workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(x.count(), threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const double v = load(in[i]);
       out[i] = store<S>(v / (1.0 + std::exp(-alpha * v)));
@@ -190,7 +184,7 @@ void rms_typed(const KernelContext& ctx, size_t axis) {
   const S* scale = w.as<const S>();
   S* out = ctx.outputs[0].as<S>();
   const auto groups = static_cast<int64_t>(group_offset.size());
-  parallel_for(groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t g = begin; g < end; ++g) {
       const S* xs = in + g * n;
       S* ys = out + g * n;
@@ -308,7 +302,7 @@ void rotary_typed(const KernelContext& ctx, const RotaryDims& d) {
   const S* sin = ctx.inputs[2].as<const S>();
   S* y = ctx.outputs[0].as<S>();
   const int64_t lines = d.batch * d.heads * d.seq;
-  parallel_for(lines, workers(ctx, lines * d.head), [&](int64_t begin, int64_t end) {
+  parallel_for(lines, threads_for(ctx, lines * d.head), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       // line enumerates (b, h, s); the element offset depends on the layout.
       const int64_t b = line / (d.heads * d.seq), h = line / d.seq % d.heads, s = line % d.seq;
@@ -658,7 +652,7 @@ void attention_typed(const KernelContext& ctx, const AttnDims& d) {
   S* y = ctx.outputs[0].as<S>();
   const BiasRow<S> bias_row(ctx, d, p.causal);
   const int64_t work = d.batch * d.q_heads * d.q_len * d.total * (d.head + d.v_head);
-  parallel_for(d.batch * d.q_heads, workers(ctx, work), [&](int64_t begin, int64_t end) {
+  parallel_for(d.batch * d.q_heads, threads_for(ctx, work), [&](int64_t begin, int64_t end) {
     Scratch s(d);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / d.q_heads, h = bh % d.q_heads;
