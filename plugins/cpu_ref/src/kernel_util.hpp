@@ -136,4 +136,25 @@ inline int threads_for(const KernelContext& ctx, int64_t work, int64_t grain = i
   return work >= grain ? ctx.threads : 1;
 }
 
+// For kernels that only move elements: calls f.template operator()<W>()
+// with W the unsigned word of `bytes` bytes, and returns false, calling
+// nothing, for any other size.
+template <typename F>
+bool dispatch_width(size_t bytes, F&& f) {
+  return [&]<typename... Ws>() {
+    return ((bytes == sizeof(Ws) && (f.template operator()<Ws>(), true)) || ...);
+  }.template operator()<uint8_t, uint16_t, uint32_t, uint64_t>();
+}
+
+// The product of the dims in [begin, end), 1 when empty: an element count.
+template <typename It>
+int64_t product(It begin, It end) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it) n *= *it;
+  return n;
+}
+inline int64_t product(const std::vector<int64_t>& dims) {
+  return product(dims.begin(), dims.end());
+}
+
 }  // namespace eulernpu::cpu_ref

@@ -136,36 +136,8 @@ void dispatch(int32_t dtype, F&& f) {
   call_if<Mask, ENP_DTYPE_BOOL, Bool8>(dtype, f);
 }
 
-// Calls f.template operator()<W>() with W an unsigned word of `bytes` bytes:
-// for kernels that only move elements.
-template <typename F>
-void dispatch_bytes(size_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      f.template operator()<uint8_t>();
-      break;
-    case 2:
-      f.template operator()<uint16_t>();
-      break;
-    case 4:
-      f.template operator()<uint32_t>();
-      break;
-    case 8:
-      f.template operator()<uint64_t>();
-      break;
-    default:
-      corrupt("a tensor has an element size cpu_ref cannot move");
-  }
-}
-
 // ---------------------------------------------------------------------------
 // Loops
-
-int64_t count_of(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Kernels trust the dtypes the artifact declares; this keeps a tampered
 // artifact from reading or writing out of bounds.
@@ -203,14 +175,14 @@ class Broadcast {
       check_broadcasts(b->shape, out);
       same = same && b->shape == out;
     }
-    shape_ = same || out.empty() ? std::vector<int64_t>{count_of(out)} : out;
+    shape_ = same || out.empty() ? std::vector<int64_t>{product(out)} : out;
     for (size_t k = 0; k < N; ++k) {
       const auto strides =
           same ? std::vector<int64_t>{1} : broadcast_strides(ins[k]->shape, shape_.size());
       strides_[k] = strides;
       step_[k] = strides.back();
     }
-    total_ = count_of(shape_);
+    total_ = product(shape_);
   }
 
   int64_t total() const { return total_; }
@@ -877,7 +849,7 @@ void compare_kernel(const KernelContext& ctx) {
 // Where(cond, x, y): moves elements, so any dtype works by its size.
 void where_kernel(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
-  dispatch_bytes(sdk::dtype_size(out.dtype), [&]<typename W>() {
+  const bool moved = dispatch_width(sdk::dtype_size(out.dtype), [&]<typename W>() {
     expect_types<Bool8, W, W, W>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], out);
     const Broadcast<3> plan(out.shape, {&ctx.inputs[0], &ctx.inputs[1], &ctx.inputs[2]});
     const auto* c = ctx.inputs[0].as<const Bool8>();
@@ -888,6 +860,7 @@ void where_kernel(const KernelContext& ctx) {
       o[i] = load(c[off[0]]) ? x[off[1]] : y[off[2]];
     });
   });
+  if (!moved) corrupt("a tensor has an element size cpu_ref cannot move");
 }
 
 // ---------------------------------------------------------------------------
@@ -1072,7 +1045,7 @@ std::optional<std::string> where_check(const sdk::NodeView& node, const sdk::Gra
 std::optional<std::string> clip_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   if (auto why = same_dtypes(node, g)) return why;
   for (size_t i = 1; i < node.input_count(); ++i) {
-    if (!node.input(i).empty() && count_of(shape_of(g, node.input(i))) != 1) {
+    if (!node.input(i).empty() && product(shape_of(g, node.input(i))) != 1) {
       return std::string(i == 1 ? "min" : "max") + " must hold exactly one element";
     }
   }

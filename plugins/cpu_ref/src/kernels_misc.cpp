@@ -17,6 +17,7 @@
 
 #include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -32,26 +33,7 @@ constexpr uint32_t kIndex = ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_D
 
 // --- errors and helpers ---------------------------------------------------
 
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-int64_t product(const Dims& d) { return product(d.begin(), d.end()); }
-
 std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
-
-// The values of an int32/int64 tensor (a shape, a length, an axis).
-Dims read_ints(const Buffer& b) {
-  require(kScope, b.dtype == ENP_DTYPE_INT32 || b.dtype == ENP_DTYPE_INT64,
-          std::string("an index input is ") + sdk::dtype_name(b.dtype));
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
-  }
-  return v;
-}
 
 int64_t read_scalar(const Buffer& b, const std::string& what) {
   const Dims v = read_ints(b);

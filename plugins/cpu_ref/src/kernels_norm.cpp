@@ -13,12 +13,6 @@
 namespace eulernpu::cpu_ref {
 namespace {
 
-int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t d = begin; d < end && d < dims.size(); ++d) n *= dims[d];
-  return n;
-}
-
 void expect_count(const Buffer& b, int64_t n, const char* what) {
   if (b.count() != n) corrupt(std::string(what) + " has the wrong number of elements");
 }
@@ -51,7 +45,7 @@ struct Planes {
 
 Planes planes_of(const Buffer& x) {
   if (x.shape.size() < 2) corrupt("a normalization input has rank < 2");
-  return {x.shape[0] * x.shape[1], x.shape[1], product(x.shape, 2, x.shape.size())};
+  return {x.shape[0] * x.shape[1], x.shape[1], product(x.shape.begin() + 2, x.shape.end())};
 }
 
 // ---------------------------------------------------------------------------
@@ -120,7 +114,7 @@ void instancenorm_kernel(const KernelContext& ctx) {
 std::vector<double> expand_to(const Buffer& t, const std::vector<int64_t>& dims) {
   const auto strides = broadcast_strides(t.shape, dims.size());
   const float* v = t.as<const float>();
-  const int64_t n = product(dims, 0, dims.size());
+  const int64_t n = product(dims);
   std::vector<double> out(static_cast<size_t>(n));
   std::vector<int64_t> idx(dims.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -160,8 +154,8 @@ void layernorm_kernel(const KernelContext& ctx) {
       corrupt("LayerNormalization's scale or B does not broadcast");
     }
   }
-  const int64_t n = product(norm_dims, 0, norm_dims.size());
-  const int64_t groups = product(x.shape, 0, static_cast<size_t>(axis));
+  const int64_t n = product(norm_dims);
+  const int64_t groups = product(x.shape.begin(), x.shape.begin() + axis);
   expect_count(ctx.outputs[0], x.count(), "LayerNormalization's output");
   const std::vector<double> scale = expand_to(ctx.inputs[1], norm_dims);
   const std::vector<double> bias =
@@ -201,8 +195,8 @@ void lpnorm_kernel(const KernelContext& ctx) {
   if (axis < 0 || axis >= rank) corrupt("LpNormalization's axis is out of range");
   const bool l1 = ctx.attr_int("p", 2) == 1;
   const auto a = static_cast<size_t>(axis);
-  const int64_t outer = product(x.shape, 0, a), len = x.shape[a];
-  const int64_t inner = product(x.shape, a + 1, x.shape.size());
+  const int64_t outer = product(x.shape.begin(), x.shape.begin() + a), len = x.shape[a];
+  const int64_t inner = product(x.shape.begin() + a + 1, x.shape.end());
   expect_count(ctx.outputs[0], x.count(), "LpNormalization's output");
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();

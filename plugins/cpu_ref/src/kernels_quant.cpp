@@ -32,12 +32,6 @@ constexpr uint32_t kQuant8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_D
 
 // --- element access -------------------------------------------------------
 
-int64_t product(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
 // Elements of an int8, uint8, int16, uint16 or int32 tensor, widened to
 // int32.
 std::vector<int32_t> widen(const Buffer& b) {

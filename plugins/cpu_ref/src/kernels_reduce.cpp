@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "errors.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -25,20 +26,6 @@ constexpr int64_t kParallelGrain = int64_t{1} << 16;
 constexpr std::string_view kScope = "cpu_ref";
 
 using Dims = std::vector<int64_t>;
-
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-Dims read_ints(const Buffer& b) {
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
-  }
-  return v;
-}
 
 int64_t axis_for(int64_t axis, size_t rank, const char* op) {
   const auto r = static_cast<int64_t>(rank);

@@ -12,6 +12,7 @@
 
 #include "errors.hpp"
 #include "float16.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -44,34 +45,13 @@ std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
 // Calls f.template operator()<T>() with T an unsigned integer as wide as one
 // element of `dtype`: data movement needs only the bytes.
 template <typename F>
-void dispatch_width(int32_t dtype, F&& f) {
-  switch (sdk::dtype_size(dtype)) {
-    case 1:
-      f.template operator()<uint8_t>();
-      break;
-    case 2:
-      f.template operator()<uint16_t>();
-      break;
-    case 4:
-      f.template operator()<uint32_t>();
-      break;
-    case 8:
-      f.template operator()<uint64_t>();
-      break;
-    default:
-      require(kScope, false, std::string("no element width for ") + sdk::dtype_name(dtype));
+void dispatch_width_of(int32_t dtype, F&& f) {
+  if (!dispatch_width(sdk::dtype_size(dtype), f)) {
+    corrupt(kScope, std::string("no element width for ") + sdk::dtype_name(dtype));
   }
 }
 
 size_t width(const Buffer& b) { return sdk::dtype_size(b.dtype); }
-
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-int64_t product(const Dims& d) { return product(d.begin(), d.end()); }
 
 // a * b and a + b of values read at run time, which may be absurd.
 int64_t checked_mul(int64_t a, int64_t b, const char* op) {
@@ -86,15 +66,6 @@ int64_t checked_add(int64_t a, int64_t b, const char* op) {
   if (__builtin_add_overflow(a, b, &r))
     index_out_of_range(std::string(op) + ": a size overflows int64");
   return r;
-}
-
-// An int32 or int64 tensor's values.
-Dims read_ints(const Buffer& b) {
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
-  }
-  return v;
 }
 
 // An int list read from attribute `attr` before opset `since`, from input
@@ -180,7 +151,7 @@ void copy_rows(const T* src, const View& v, T* dst, int64_t begin, int64_t end) 
 void copy_view(const KernelContext& ctx, const Buffer& in, const View& v, void* dst) {
   const int64_t n = product(v.dims);
   if (n == 0) return;
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     const T* src = in.as<const T>();
     T* out = static_cast<T*>(dst);
     if (v.dims.empty()) {
@@ -491,7 +462,7 @@ void any_gather_elements(const KernelContext& ctx) {
   const ElementIndexer ix = element_indexer(ctx, data, indices, "GatherElements");
   require(kScope, out.shape == indices.shape, "GatherElements: output shape differs");
   if (out.count() == 0) return;
-  dispatch_width(data.dtype, [&]<typename T>() {
+  dispatch_width_of(data.dtype, [&]<typename T>() {
     const T* src = data.as<const T>();
     T* dst = out.as<T>();
     Dims idx(indices.shape.size(), 0);
@@ -588,7 +559,7 @@ T combine(Reduction r, T a, T b) {
 template <typename F>
 void dispatch_scatter(Reduction r, int32_t dtype, F&& f) {
   if (r == Reduction::kNone) {
-    dispatch_width(dtype, std::forward<F>(f));
+    dispatch_width_of(dtype, std::forward<F>(f));
   } else {
     dispatch_dtype(dtype, std::forward<F>(f));
   }
@@ -778,7 +749,7 @@ void any_pad(const KernelContext& ctx) {
   }
   const std::vector<uint8_t> fill = pad_value(ctx, in);
   if (out.count() == 0) return;
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     T value;
     std::memcpy(&value, fill.data(), sizeof(T));
     const T* src = in.as<const T>();
@@ -831,7 +802,7 @@ void any_constant_of_shape(const KernelContext& ctx) {
     require(kScope, out.dtype == ENP_DTYPE_FLOAT32,
             "ConstantOfShape: the value attribute is missing");
   }
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     T v;
     std::memcpy(&v, bytes.data(), sizeof(T));
     std::fill_n(out.as<T>(), out.count(), v);
@@ -916,7 +887,7 @@ void any_trilu(const KernelContext& ctx) {
   const bool upper = ctx.attr_int("upper", 1) != 0;
   const int64_t rows = in.shape[in.shape.size() - 2], cols = in.shape.back();
   const int64_t mats = rows * cols == 0 ? 0 : in.count() / (rows * cols);
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     const T* src = in.as<const T>();
     T* dst = out.as<T>();
     for (int64_t m = 0; m < mats; ++m) {
@@ -960,7 +931,7 @@ void any_one_hot(const KernelContext& ctx) {
       product(indices.shape.begin(), indices.shape.begin() + static_cast<int64_t>(axis));
   const int64_t inner =
       product(indices.shape.begin() + static_cast<int64_t>(axis), indices.shape.end());
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     const T off = values.as<const T>()[0], on = values.as<const T>()[1];
     T* dst = out.as<T>();
     std::fill_n(dst, out.count(), off);
@@ -997,7 +968,7 @@ void any_eye_like(const KernelContext& ctx) {
           "EyeLike: shapes do not fit");
   const int64_t k = ctx.attr_int("k", 0);
   const std::vector<uint8_t> one = one_bytes(out.dtype);
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     T v;
     std::memcpy(&v, one.data(), sizeof(T));
     T* dst = out.as<T>();

@@ -27,12 +27,6 @@ constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-int64_t product(const std::vector<int64_t>& dims, size_t begin = 0) {
-  int64_t n = 1;
-  for (size_t d = begin; d < dims.size(); ++d) n *= dims[d];
-  return n;
-}
-
 // ---------------------------------------------------------------------------
 // Operands: an input's dtype and shape, as lowering sees it in the graph
 // and the kernel in its buffers, so both validate with the same code.
