@@ -17,6 +17,7 @@
 #include "float16.hpp"
 #include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -44,12 +45,6 @@ std::optional<Reduction> parse_reduction(const std::string& s) {
 // ---------------------------------------------------------------------------
 // Shapes, validated alike at lowering (from the graph) and at run time
 // (from the buffers).
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
 
 // (N, C, D): D is the product of the dims after C.
 struct LossDims {
@@ -82,20 +77,11 @@ std::optional<std::string> loss_problem(const std::vector<Operand>& in, LossDims
   return std::nullopt;
 }
 
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.input_count());
-  for (size_t i = 0; i < node.input_count(); ++i) {
-    if (node.input(i).empty()) continue;
-    if (const auto v = g.value(node.input(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
 LossDims kernel_dims(const KernelContext& ctx, const char* op) {
-  std::vector<Operand> in;
-  for (const Buffer& b : ctx.inputs) in.push_back({b.dtype, b.shape});
   LossDims d;
-  if (auto why = loss_problem(in, d)) corrupt(std::string(op) + ": " + *why);
+  if (auto why = loss_problem(buffer_operands(ctx.inputs), d)) {
+    corrupt(std::string(op) + ": " + *why);
+  }
   return d;
 }
 

@@ -18,6 +18,7 @@
 #include "float16.hpp"
 #include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -31,34 +32,6 @@ double silu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 // ---------------------------------------------------------------------------
 // Operands: dtype and shape as lowering sees them in the graph and the
 // kernel in its buffers, so both validate with the same code.
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
-
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g,
-                                    bool outputs) {
-  const size_t n = outputs ? node.output_count() : node.input_count();
-  std::vector<Operand> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view name = outputs ? node.output(i) : node.input(i);
-    if (name.empty()) continue;
-    if (const auto v = g.value(name)) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-std::vector<Operand> buffer_operands(std::span<const Buffer> buffers) {
-  std::vector<Operand> out;
-  for (const Buffer& b : buffers) out.push_back({b.dtype, b.shape});
-  return out;
-}
-
-Operand operand_at(const std::vector<Operand>& ops, size_t i) {
-  return i < ops.size() ? ops[i] : Operand{};
-}
 
 // Declared outputs must have the dtype and shape the op computes.
 std::optional<std::string> outputs_problem(const std::vector<Operand>& outs,
@@ -80,10 +53,6 @@ void check_outputs(const KernelContext& ctx, const std::vector<Operand>& expecte
   if (auto why = outputs_problem(buffer_operands(ctx.outputs), expected)) {
     corrupt(std::string(op) + ": " + *why);
   }
-}
-
-bool wants(const KernelContext& ctx, size_t output) {
-  return output < ctx.outputs.size() && ctx.outputs[output].dtype != ENP_DTYPE_UNDEFINED;
 }
 
 // ---------------------------------------------------------------------------
@@ -122,7 +91,7 @@ void swiglu_kernel(const KernelContext& ctx) {
 }
 
 std::optional<std::string> swiglu_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why = swiglu_problem(in)) return why;
   return outputs_problem(graph_operands(node, g, true), {in[0]});
 }
@@ -220,7 +189,7 @@ void scatter_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> scatter_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   ScatterDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why =
           scatter_problem(in, node.attr_int("axis", -2), node.attr_string("mode", "linear"), d)) {
     return why;
@@ -329,7 +298,7 @@ void causal_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> causal_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   CausalDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why = causal_problem(in, node.attr_string("activation", "none"), d)) return why;
   return outputs_problem(graph_operands(node, g, true), causal_outputs(in, d));
 }
@@ -544,7 +513,7 @@ void linear_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> linear_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   LinearDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why =
           linear_problem(in, node.attr_int("q_num_heads", 0), node.attr_int("kv_num_heads", 0),
                          node.attr_string("update_rule", "gated_delta"), d)) {

@@ -18,6 +18,7 @@
 #include "float16.hpp"
 #include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -30,31 +31,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // ---------------------------------------------------------------------------
 // Operands: an input's dtype and shape, as lowering sees it in the graph
 // and the kernel in its buffers, so both validate with the same code.
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
-
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.input_count());
-  for (size_t i = 0; i < node.input_count(); ++i) {
-    if (node.input(i).empty()) continue;
-    if (const auto v = g.value(node.input(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-std::vector<Operand> buffer_operands(std::span<const Buffer> buffers) {
-  std::vector<Operand> out;
-  for (const Buffer& b : buffers) out.push_back({b.dtype, b.shape});
-  return out;
-}
-
-Operand operand_at(const std::vector<Operand>& ops, size_t i) {
-  return i < ops.size() ? ops[i] : Operand{};
-}
 
 std::string input_name(size_t i) { return "input " + std::to_string(i); }
 
@@ -80,19 +56,6 @@ std::optional<std::string> outputs_problem(const std::vector<Operand>& outs,
     }
   }
   return std::nullopt;
-}
-
-std::vector<Operand> graph_outputs(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.output_count());
-  for (size_t i = 0; i < node.output_count(); ++i) {
-    if (node.output(i).empty()) continue;
-    if (const auto v = g.value(node.output(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-bool wants(const KernelContext& ctx, size_t output) {
-  return output < ctx.outputs.size() && ctx.outputs[output].dtype != ENP_DTYPE_UNDEFINED;
 }
 
 // ---------------------------------------------------------------------------
@@ -702,7 +665,7 @@ std::optional<std::string> attention_check(const sdk::NodeView& node, const sdk:
                                    node.attr_int("kv_num_heads", 0), d)) {
     return why;
   }
-  const auto outs = graph_outputs(node, g);
+  const auto outs = graph_operands(node, g, true);
   for (const Operand& o : outs) {
     if (o.present() && o.dtype != in[kQ].dtype) {
       return "outputs must have Q's dtype";
