@@ -37,8 +37,9 @@ std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
 
 int64_t read_scalar(const Buffer& b, const std::string& what) {
   const Dims v = read_ints(b);
-  if (v.size() != 1)
+  if (v.size() != 1) {
     value_out_of_range(what + " must hold one value, not " + std::to_string(v.size()));
+  }
   return v[0];
 }
 
@@ -678,8 +679,9 @@ void affine_grid(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const Dims size = read_ints(ctx.inputs[1]);
   const bool align = ctx.attr_int("align_corners", 0) != 0;
-  if (size.size() != 4 && size.size() != 5)
+  if (size.size() != 4 && size.size() != 5) {
     value_out_of_range("AffineGrid: size must hold 4 or 5 values");
+  }
   const size_t r = size.size() - 2;
   require(kScope,
           theta.shape.size() == 3 && theta.shape[1] == static_cast<int64_t>(r) &&

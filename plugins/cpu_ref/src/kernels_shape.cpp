@@ -56,15 +56,17 @@ size_t width(const Buffer& b) { return sdk::dtype_size(b.dtype); }
 // a * b and a + b of values read at run time, which may be absurd.
 int64_t checked_mul(int64_t a, int64_t b, const char* op) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r))
+  if (__builtin_mul_overflow(a, b, &r)) {
     index_out_of_range(std::string(op) + ": a size overflows int64");
+  }
   return r;
 }
 
 int64_t checked_add(int64_t a, int64_t b, const char* op) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r))
+  if (__builtin_add_overflow(a, b, &r)) {
     index_out_of_range(std::string(op) + ": a size overflows int64");
+  }
   return r;
 }
 
@@ -198,8 +200,9 @@ Dims reshape_target(const KernelContext& ctx, const Buffer& in) {
   int64_t inferred = -1, known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
-      if (i >= in.shape.size())
+      if (i >= in.shape.size()) {
         index_out_of_range("Reshape: shape entry " + std::to_string(i) + " is 0");
+      }
       shape[i] = in.shape[i];
     }
     if (shape[i] == -1 && inferred < 0) {
