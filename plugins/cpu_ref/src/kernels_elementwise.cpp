@@ -22,6 +22,7 @@
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -985,16 +986,6 @@ void dropout_kernel(const KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------
 // Lowering checks
-
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
 
 std::string dtype_str(int32_t dtype) { return sdk::dtype_name(dtype); }
 

@@ -19,6 +19,7 @@
 #include "eulernpu/sdk/status.hpp"
 #include "int_values.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -1101,16 +1102,6 @@ void mel_weight_matrix(const KernelContext& ctx) {
 
 // --- lowering checks --------------------------------------------------------
 
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-Dims dims_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : Dims{};
-}
-
 // Input i, when given, must be one of `mask`'s dtypes.
 std::optional<std::string> input_dtype(const sdk::NodeView& node, const sdk::GraphView& g, size_t i,
                                        uint32_t mask, const char* allowed) {
@@ -1153,7 +1144,7 @@ std::optional<std::string> einsum_check(const sdk::NodeView& node, const sdk::Gr
   for (size_t i = 0; i < node.input_count(); ++i) {
     if (dtype_of(g, node.input(i)) != dtype_of(g, node.input(0)))
       return "the inputs' dtypes differ";
-    shapes.push_back(dims_of(g, node.input(i)));
+    shapes.push_back(shape_of(g, node.input(i)));
   }
   EinsumSpec spec;
   EinsumPlan plan;
@@ -1167,7 +1158,7 @@ std::optional<std::string> grid_sample_check(const sdk::NodeView& node, const sd
     return "mode '" + node.attr_string("mode", "linear") + "' or padding_mode '" +
            node.attr_string("padding_mode", "zeros") + "' is not supported";
   }
-  const Dims x = dims_of(g, node.input(0)), grid = dims_of(g, node.input(1));
+  const Dims x = shape_of(g, node.input(0)), grid = shape_of(g, node.input(1));
   if (x.size() < 3 || x.size() > 5) return "only 1 to 3 spatial dims are supported";
   if (grid.size() != x.size() || grid.back() != static_cast<int64_t>(x.size()) - 2) {
     return "grid " + sdk::shape_string(grid) + " does not match X " + sdk::shape_string(x);
@@ -1176,7 +1167,7 @@ std::optional<std::string> grid_sample_check(const sdk::NodeView& node, const sd
 }
 
 std::optional<std::string> affine_grid_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims theta = dims_of(g, node.input(0));
+  const Dims theta = shape_of(g, node.input(0));
   if (theta.size() != 3 ||
       !((theta[1] == 2 && theta[2] == 3) || (theta[1] == 3 && theta[2] == 4))) {
     return "theta " + sdk::shape_string(theta) + " is neither (N, 2, 3) nor (N, 3, 4)";
@@ -1185,13 +1176,13 @@ std::optional<std::string> affine_grid_check(const sdk::NodeView& node, const sd
 }
 
 std::optional<std::string> col2im_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  if (dims_of(g, node.input(0)).size() != 3) return "input must be (N, C * block, L)";
+  if (shape_of(g, node.input(0)).size() != 3) return "input must be (N, C * block, L)";
   if (auto why = index_input(node, g, 1)) return why;
   return index_input(node, g, 2);
 }
 
 std::optional<std::string> dft_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims x = dims_of(g, node.input(0));
+  const Dims x = shape_of(g, node.input(0));
   if (x.size() < 2 || (x.back() != 1 && x.back() != 2)) {
     return "input " + sdk::shape_string(x) + " must end in a dim of 1 (real) or 2 (complex)";
   }
@@ -1200,7 +1191,7 @@ std::optional<std::string> dft_check(const sdk::NodeView& node, const sdk::Graph
 }
 
 std::optional<std::string> stft_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims x = dims_of(g, node.input(0));
+  const Dims x = shape_of(g, node.input(0));
   if (x.size() != 3 || (x.back() != 1 && x.back() != 2)) {
     return "signal " + sdk::shape_string(x) + " must be (batch, length, 1 or 2)";
   }

@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -138,7 +139,9 @@ bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>&
   return true;
 }
 
-bool wants(const KernelContext& ctx, size_t output) {
+// Whether output `output` is asked for as float32, the only dtype these
+// kernels write it in.
+bool wants_f32(const KernelContext& ctx, size_t output) {
   return output < ctx.outputs.size() && ctx.outputs[output].dtype == ENP_DTYPE_FLOAT32;
 }
 
@@ -160,8 +163,8 @@ void layernorm_kernel(const KernelContext& ctx) {
   const std::vector<double> scale = expand_to(ctx.inputs[1], norm_dims);
   const std::vector<double> bias =
       ctx.has_input(2) ? expand_to(ctx.inputs[2], norm_dims) : std::vector<double>(scale.size());
-  float* mean_out = wants(ctx, 1) ? ctx.outputs[1].as<float>() : nullptr;
-  float* inv_out = wants(ctx, 2) ? ctx.outputs[2].as<float>() : nullptr;
+  float* mean_out = wants_f32(ctx, 1) ? ctx.outputs[1].as<float>() : nullptr;
+  float* inv_out = wants_f32(ctx, 2) ? ctx.outputs[2].as<float>() : nullptr;
   if (mean_out) expect_count(ctx.outputs[1], groups, "LayerNormalization's Mean");
   if (inv_out) expect_count(ctx.outputs[2], groups, "LayerNormalization's InvStdDev");
   const double eps = ctx.attr_float("epsilon", 1e-5);
@@ -351,11 +354,6 @@ void lrn_kernel(const KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------
 // Lowering checks
-
-std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
 
 // Inputs [first, last] that are present are float32 and hold `count`
 // elements each.

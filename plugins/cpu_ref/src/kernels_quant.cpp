@@ -19,6 +19,7 @@
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -719,16 +720,6 @@ void qlinear_conv(const KernelContext& ctx) {
 
 // --- lowering checks --------------------------------------------------------
 
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-Dims dims_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : Dims{};
-}
-
 std::string dtype_problem(size_t input, int32_t dtype, const char* allowed) {
   return "input " + std::to_string(input) + " is " + sdk::dtype_name(dtype) + " (" + allowed +
          " only)";
@@ -760,12 +751,12 @@ std::optional<std::string> float_input(const sdk::NodeView& node, const sdk::Gra
 // DequantizeLinear fit x.
 std::optional<std::string> layout_problem(const sdk::NodeView& node, const sdk::GraphView& g) {
   Layout l;
-  const Dims x = dims_of(g, node.input(0)), scale = dims_of(g, node.input(1));
+  const Dims x = shape_of(g, node.input(0)), scale = shape_of(g, node.input(1));
   if (auto why = layout_of(x, scale, node.attr_int("axis", 1), node.attr_int("block_size", 0), l)) {
     return why;
   }
   if (node.input(2).empty()) return std::nullopt;
-  const Dims zp = dims_of(g, node.input(2));
+  const Dims zp = shape_of(g, node.input(2));
   const bool ok = l.kind == Layout::Kind::kTensor ? product(zp) == 1 : zp == scale;
   if (!ok)
     return "zero point " + sdk::shape_string(zp) + " differs from scale " +
@@ -833,7 +824,7 @@ std::optional<std::string> dequantize_check(const sdk::NodeView& node, const sdk
 
 // Elements of input i (absent: 1).
 int64_t count_of(const sdk::NodeView& node, const sdk::GraphView& g, size_t i) {
-  return node.input(i).empty() ? 1 : product(dims_of(g, node.input(i)));
+  return node.input(i).empty() ? 1 : product(shape_of(g, node.input(i)));
 }
 
 std::optional<std::string> matmul_integer_check(const sdk::NodeView& node,
@@ -868,7 +859,7 @@ std::optional<std::string> qlinear_matmul_check(const sdk::NodeView& node,
       return "input " + std::to_string(i) + " must hold one value (per-tensor quantization)";
     }
   }
-  const Dims b = dims_of(g, node.input(3));
+  const Dims b = shape_of(g, node.input(3));
   for (size_t i : {size_t{4}, size_t{5}}) {
     const int64_t c = count_of(node, g, i);
     if (c != 1 && (b.empty() || c != b.back())) {
@@ -881,7 +872,7 @@ std::optional<std::string> qlinear_matmul_check(const sdk::NodeView& node,
 // Shared by ConvInteger and QLinearConv: 1-3 spatial dims, W's kernel.
 std::optional<std::string> conv_problem(const sdk::NodeView& node, const sdk::GraphView& g,
                                         size_t w_input) {
-  const Dims x = dims_of(g, node.input(0)), w = dims_of(g, node.input(w_input));
+  const Dims x = shape_of(g, node.input(0)), w = shape_of(g, node.input(w_input));
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
     return "only 1-D, 2-D and 3-D convolutions are supported";
   }
@@ -924,7 +915,7 @@ std::optional<std::string> qlinear_conv_check(const sdk::NodeView& node, const s
     }
   }
   const int64_t w_scales = count_of(node, g, 4);
-  const Dims w = dims_of(g, node.input(3));
+  const Dims w = shape_of(g, node.input(3));
   if (w_scales != 1 && (w.empty() || w_scales != w[0])) {
     return "W's scale must hold one value or one per output channel";
   }
