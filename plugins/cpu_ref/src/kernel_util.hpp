@@ -157,4 +157,15 @@ inline int64_t product(const std::vector<int64_t>& dims) {
   return product(dims.begin(), dims.end());
 }
 
+// Whether `from` broadcasts to `to` one way (numpy rules, as a scale or a
+// bias broadcasts onto the tensor it applies to).
+inline bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    const int64_t d = from[from.size() - 1 - i];
+    if (d != 1 && d != to[to.size() - 1 - i]) return false;
+  }
+  return true;
+}
+
 }  // namespace eulernpu::cpu_ref

@@ -130,15 +130,6 @@ std::vector<double> expand_to(const Buffer& t, const std::vector<int64_t>& dims)
   return out;
 }
 
-bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); ++i) {
-    const int64_t d = from[from.size() - 1 - i];
-    if (d != 1 && d != to[to.size() - 1 - i]) return false;
-  }
-  return true;
-}
-
 // Whether output `output` is asked for as float32, the only dtype these
 // kernels write it in.
 bool wants_f32(const KernelContext& ctx, size_t output) {

@@ -84,15 +84,6 @@ void swish_kernel(const KernelContext& ctx) {
 // RMSNormalization (opset 23): y = x / sqrt(mean(x^2) + epsilon) * scale,
 // the mean over the dims from `axis` on; scale broadcasts to X.
 
-bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); ++i) {
-    const int64_t d = from[from.size() - 1 - i];
-    if (d != 1 && d != to[to.size() - 1 - i]) return false;
-  }
-  return true;
-}
-
 std::optional<std::string> rms_problem(const std::vector<Operand>& in, int64_t axis) {
   if (in.size() < 2 || !in[1].present()) return "Scale (input 1) is required";
   if (auto why = same_dtype(in, {1})) return why;
