@@ -32,13 +32,20 @@ double bfloat16_to_double(uint16_t b) {
 }
 
 template <typename T>
+double exactly(T v) {
+  return static_cast<double>(v);
+}
+
+// Each element of `t`, stored as T, through `to_double` (the 16-bit floats
+// are stored as their bits).
+template <typename T, double (*to_double)(T) = exactly<T>>
 void widen(const Tensor& t, std::vector<double>& out) {
   const size_t n = t.data.size() / sizeof(T);
   out.resize(n);
   for (size_t i = 0; i < n; ++i) {
     T v;
     std::memcpy(&v, t.data.data() + i * sizeof(T), sizeof(T));
-    out[i] = static_cast<double>(v);
+    out[i] = to_double(v);
   }
 }
 
@@ -87,26 +94,12 @@ std::vector<double> to_doubles(const Tensor& t) {
     case DType::kInt64:
       widen<int64_t>(t, out);
       break;
-    case DType::kFloat16: {
-      const size_t n = t.data.size() / 2;
-      out.resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, t.data.data() + 2 * i, 2);
-        out[i] = half_to_double(h);
-      }
+    case DType::kFloat16:
+      widen<uint16_t, half_to_double>(t, out);
       break;
-    }
-    case DType::kBFloat16: {
-      const size_t n = t.data.size() / 2;
-      out.resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t b;
-        std::memcpy(&b, t.data.data() + 2 * i, 2);
-        out[i] = bfloat16_to_double(b);
-      }
+    case DType::kBFloat16:
+      widen<uint16_t, bfloat16_to_double>(t, out);
       break;
-    }
     case DType::kUndefined:
       break;
     // --- low-precision types: one code byte per element, decoded exactly

@@ -4,96 +4,13 @@
 
 namespace eulernpu::host {
 
-size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return 4;
-    case DType::kUInt8:
-      return 1;
-    case DType::kInt8:
-      return 1;
-    case DType::kInt16:
-    case DType::kUInt16:
-      return 2;
-    case DType::kUInt32:
-      return 4;
-    case DType::kUInt64:
-      return 8;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt64:
-      return 8;
-    case DType::kBool:
-      return 1;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return 2;
-    case DType::kFloat64:
-      return 8;
-    case DType::kUndefined:
-      return 0;
-    // --- low-precision types
-    case DType::kFloat8E4M3FN:
-    case DType::kFloat8E4M3FNUZ:
-    case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ:
-    case DType::kUInt4:
-    case DType::kInt4:
-    case DType::kFloat4E2M1:
-    case DType::kFloat8E8M0:
-    case DType::kUInt2:
-    case DType::kInt2:
-      return sdk::dtype_size(static_cast<int32_t>(dtype));
-      // --- end of low-precision types
-  }
-  return 0;
-}
+// DType's values are the ABI's dtype codes, so the SDK's tables serve.
+size_t dtype_size(DType dtype) { return sdk::dtype_size(static_cast<int32_t>(dtype)); }
 
+// Every DType but kUndefined has a size; any other code (the ABI's string
+// dtype among them) is no DType and gets no name.
 const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return "float32";
-    case DType::kUInt8:
-      return "uint8";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt16:
-      return "int16";
-    case DType::kUInt16:
-      return "uint16";
-    case DType::kUInt32:
-      return "uint32";
-    case DType::kUInt64:
-      return "uint64";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kBool:
-      return "bool";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat64:
-      return "float64";
-    case DType::kUndefined:
-      return "undefined";
-    // --- low-precision types
-    case DType::kFloat8E4M3FN:
-    case DType::kFloat8E4M3FNUZ:
-    case DType::kFloat8E5M2:
-    case DType::kFloat8E5M2FNUZ:
-    case DType::kUInt4:
-    case DType::kInt4:
-    case DType::kFloat4E2M1:
-    case DType::kFloat8E8M0:
-    case DType::kUInt2:
-    case DType::kInt2:
-      return sdk::dtype_name(static_cast<int32_t>(dtype));
-      // --- end of low-precision types
-  }
-  return "undefined";
+  return dtype_size(dtype) == 0 ? "undefined" : sdk::dtype_name(static_cast<int32_t>(dtype));
 }
 
 DType dtype_from_name(const std::string& name) {

@@ -1,5 +1,6 @@
 #include "op_rules.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -155,6 +156,18 @@ const OpRule* find_rule(std::string_view op_type) {
   }();
   auto it = rules.find(op_type);
   return it == rules.end() ? nullptr : &it->second;
+}
+
+void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
+
+std::vector<int64_t> normalize_axes(const InferContext& ctx, std::vector<int64_t> axes,
+                                    int64_t rank) {
+  for (int64_t& a : axes) a = ctx.axis(a, rank, "axes entry");
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  ctx.require(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+              "axes has a duplicate entry");
+  return axes;
 }
 
 }  // namespace eulernpu::host::ir

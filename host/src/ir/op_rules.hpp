@@ -113,4 +113,21 @@ std::vector<OpRule> reverse_rules();
 std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>& a,
                                                      const std::vector<int64_t>& b);
 
+// --- helpers shared by the rule files --------------------------------------
+
+// The rule of ops whose output has the type of input 0.
+void same_as_input(InferContext& ctx);
+
+// `axes` normalized for `rank` (each through InferContext::axis); fails on
+// a duplicate.
+std::vector<int64_t> normalize_axes(const InferContext& ctx, std::vector<int64_t> axes,
+                                    int64_t rank);
+
+// Arithmetic on dims where -1 means unknown: whether a and b can be equal,
+// the known one of two, and a product or sum that is unknown if a term is.
+inline bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+inline int64_t known_of(int64_t a, int64_t b) { return a >= 0 ? a : b; }
+inline int64_t times(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
+inline int64_t plus(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
+
 }  // namespace eulernpu::host::ir

@@ -22,9 +22,6 @@ Dims spatial_ints(const InferContext& ctx, const char* name, size_t n, int64_t f
   return v;
 }
 
-// Checks that known dims `a` and `b` agree.
-bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
 // --- RoiAlign ----------------------------------------------------------------
 
 void roi_align(InferContext& ctx) {

@@ -8,8 +8,6 @@
 namespace eulernpu::host::ir {
 namespace {
 
-void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
-
 // Broadcast of every present input, with `dtype` (or the first input's).
 void broadcast_all(InferContext& ctx, DType dtype = DType::kUndefined) {
   ValueType out = ctx.input(0);

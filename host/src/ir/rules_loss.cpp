@@ -7,8 +7,6 @@
 namespace eulernpu::host::ir {
 namespace {
 
-bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
 void check_target(InferContext& ctx, const ValueType& scores) {
   const ValueType& target = ctx.input(1);
   ctx.require(target.dtype == DType::kInt32 || target.dtype == DType::kInt64 ||

@@ -41,8 +41,6 @@ int64_t vector_length(const InferContext& ctx, size_t i) {
   return t.known && t.dims.size() == 1 ? t.dims[0] : -1;
 }
 
-void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
-
 // BitCast: x's shape, of type `to`, which must be as wide as x's.
 void bit_cast(InferContext& ctx) {
   ValueType out = ctx.input(0);

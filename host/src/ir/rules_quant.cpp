@@ -45,9 +45,6 @@ int64_t product(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// Dims that are both known must agree.
-bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-
 // A blocked scale has x's rank and dims, but ceil(dim / block_size) along
 // the axis.
 void require_blocked(InferContext& ctx, const std::vector<int64_t>& x,

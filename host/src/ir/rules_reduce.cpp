@@ -47,12 +47,7 @@ std::optional<Dims> reduce_axes(const InferContext& ctx, int64_t rank) {
     if (!v) return std::nullopt;
     axes = std::move(*v);
   }
-  for (int64_t& a : axes) a = ctx.axis(a, rank, "axes entry");
-  Dims sorted = axes;
-  std::sort(sorted.begin(), sorted.end());
-  ctx.require(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
-              "axes has a duplicate entry");
-  return axes;
+  return normalize_axes(ctx, std::move(axes), rank);
 }
 
 void reduce(InferContext& ctx) {

@@ -7,10 +7,6 @@
 namespace eulernpu::host::ir {
 namespace {
 
-bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-int64_t known_of(int64_t a, int64_t b) { return a >= 0 ? a : b; }
-int64_t times(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
-
 void require_dtype(InferContext& ctx, size_t i, DType want, const std::string& what) {
   if (!ctx.has_input(i)) return;
   const DType got = ctx.input(i).dtype;

@@ -79,16 +79,6 @@ IntList int_list(const InferContext& ctx, const char* attr, size_t index, int64_
   return l;
 }
 
-// Normalizes `axes` for `rank`; fails on duplicates.
-Dims normalize_axes(const InferContext& ctx, Dims axes, int64_t rank) {
-  for (int64_t& a : axes) a = ctx.axis(a, rank, "axes entry");
-  Dims sorted = axes;
-  std::sort(sorted.begin(), sorted.end());
-  ctx.require(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
-              "axes has a duplicate entry");
-  return axes;
-}
-
 // --- fold helpers: every fold moves whole elements as bytes ---------------
 
 size_t width(const Tensor& t) { return dtype_size(t.dtype); }

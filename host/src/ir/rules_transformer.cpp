@@ -9,11 +9,6 @@ namespace {
 
 ValueType unknown_like(const ValueType& t) { return ValueType{t.dtype, {}, false}; }
 
-bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
-int64_t known_of(int64_t a, int64_t b) { return a >= 0 ? a : b; }
-int64_t times(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a * b; }
-int64_t plus(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
-
 // Head size of a 3-D operand's hidden dim split into `heads`.
 int64_t head_size(InferContext& ctx, int64_t hidden, int64_t heads, const char* what) {
   ctx.require(heads > 0, "3-D inputs need q_num_heads and kv_num_heads > 0");
@@ -222,8 +217,6 @@ void rotary(InferContext& ctx) {
     require_shape(ctx, ctx.input(2), {batch, seq, half}, "sin_cache");
   }
 }
-
-void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
 #include "lowering.hpp"
 #include "op_table.hpp"
@@ -15,11 +16,6 @@ namespace eulernpu::cpu_ref {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
 
 json parse(std::string_view text, const char* file) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);

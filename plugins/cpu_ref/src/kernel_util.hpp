@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "float16.hpp"
 #include "op_table.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -88,6 +89,83 @@ void dispatch_dtype(int32_t dtype, F&& f) {
     default:
       break;
   }
+}
+
+// The dtype whose elements a kernel reads as C++ type T (Half and BFloat16
+// stand for the 16-bit floats); ENP_DTYPE_UNDEFINED for any other T.
+template <typename T>
+inline constexpr int32_t kDtypeOf = ENP_DTYPE_UNDEFINED;
+template <>
+inline constexpr int32_t kDtypeOf<float> = ENP_DTYPE_FLOAT32;
+template <>
+inline constexpr int32_t kDtypeOf<double> = ENP_DTYPE_FLOAT64;
+template <>
+inline constexpr int32_t kDtypeOf<Half> = ENP_DTYPE_FLOAT16;
+template <>
+inline constexpr int32_t kDtypeOf<BFloat16> = ENP_DTYPE_BFLOAT16;
+template <>
+inline constexpr int32_t kDtypeOf<int8_t> = ENP_DTYPE_INT8;
+template <>
+inline constexpr int32_t kDtypeOf<uint8_t> = ENP_DTYPE_UINT8;
+template <>
+inline constexpr int32_t kDtypeOf<int16_t> = ENP_DTYPE_INT16;
+template <>
+inline constexpr int32_t kDtypeOf<uint16_t> = ENP_DTYPE_UINT16;
+template <>
+inline constexpr int32_t kDtypeOf<int32_t> = ENP_DTYPE_INT32;
+template <>
+inline constexpr int32_t kDtypeOf<uint32_t> = ENP_DTYPE_UINT32;
+template <>
+inline constexpr int32_t kDtypeOf<int64_t> = ENP_DTYPE_INT64;
+template <>
+inline constexpr int32_t kDtypeOf<uint64_t> = ENP_DTYPE_UINT64;
+template <>
+inline constexpr int32_t kDtypeOf<bool> = ENP_DTYPE_BOOL;
+
+// For kernels built for a few element types: calls f.template
+// operator()<T>() with T the one of Ts whose dtype is `dtype`, and returns
+// false, calling nothing, when there is none (the caller reports it).
+template <typename... Ts, typename F>
+bool dispatch_among(int32_t dtype, F&& f) {
+  return ((dtype == kDtypeOf<Ts> && (f.template operator()<Ts>(), true)) || ...);
+}
+
+// How many threads a loop over `work` elements gets: threads only pay off
+// on large tensors, and parallel_for's results never depend on the count.
+inline int threads_for(const KernelContext& ctx, int64_t work, int64_t grain = int64_t{1} << 15) {
+  return work >= grain ? ctx.threads : 1;
+}
+
+// For kernels that only move elements: calls f.template operator()<W>()
+// with W the unsigned word of `bytes` bytes, and returns false, calling
+// nothing, for any other size.
+template <typename F>
+bool dispatch_width(size_t bytes, F&& f) {
+  return [&]<typename... Ws>() {
+    return ((bytes == sizeof(Ws) && (f.template operator()<Ws>(), true)) || ...);
+  }.template operator()<uint8_t, uint16_t, uint32_t, uint64_t>();
+}
+
+// The product of the dims in [begin, end), 1 when empty: an element count.
+template <typename It>
+int64_t product(It begin, It end) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it) n *= *it;
+  return n;
+}
+inline int64_t product(const std::vector<int64_t>& dims) {
+  return product(dims.begin(), dims.end());
+}
+
+// Whether `from` broadcasts to `to` one way (numpy rules, as a scale or a
+// bias broadcasts onto the tensor it applies to).
+inline bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    const int64_t d = from[from.size() - 1 - i];
+    if (d != 1 && d != to[to.size() - 1 - i]) return false;
+  }
+  return true;
 }
 
 }  // namespace eulernpu::cpu_ref

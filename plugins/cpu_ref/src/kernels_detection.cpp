@@ -11,65 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref";
+
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-// A value read at run time (an index) does not fit the compiled shapes.
-[[noreturn]] void value_error(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
-
-// Element access in double for the float types the kernels accept.
-template <typename T>
-double load(const T* p, int64_t i) {
-  return static_cast<double>(p[i]);
-}
-template <>
-double load<Half>(const Half* p, int64_t i) {
-  return half_to_double(p[i].bits);
-}
-template <typename T>
-void store(T* p, int64_t i, double v) {
-  p[i] = static_cast<T>(v);
-}
-template <>
-void store<Half>(Half* p, int64_t i, double v) {
-  p[i].bits = half_from_double(v);
-}
-
-// Calls f.template operator()<T>() for float32, float16 (as Half) and
-// float64.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt("unexpected element type");
-  }
-}
 
 std::optional<std::string> require_dtype(const sdk::NodeView& node, const sdk::GraphView& graph,
                                          size_t i, int32_t dtype, const char* what) {
@@ -134,7 +90,7 @@ void roi_align_typed(const KernelContext& ctx) {
   Buffer& y = ctx.outputs[0];
   if (x.shape.size() != 4 || rois.shape.size() != 2 || rois.shape[1] != 4 || y.shape.size() != 4 ||
       bi.count() != rois.shape[0] || y.shape[0] != rois.shape[0] || y.shape[1] != x.shape[1]) {
-    corrupt("RoiAlign shapes do not agree");
+    corrupt(kScope, "RoiAlign shapes do not agree");
   }
   const int64_t batch = x.shape[0], channels = x.shape[1], height = x.shape[2], width = x.shape[3];
   const int64_t num_rois = rois.shape[0], ph_count = y.shape[2], pw_count = y.shape[3];
@@ -151,18 +107,19 @@ void roi_align_typed(const KernelContext& ctx) {
   T* yd = y.as<T>();
   for (int64_t r = 0; r < num_rois; ++r) {
     if (bd[r] < 0 || bd[r] >= batch) {
-      value_error("RoiAlign: batch_indices[" + std::to_string(r) + "] = " + std::to_string(bd[r]) +
-                  " is outside the batch of " + std::to_string(batch));
+      index_out_of_range("RoiAlign: batch_indices[" + std::to_string(r) +
+                         "] = " + std::to_string(bd[r]) + " is outside the batch of " +
+                         std::to_string(batch));
     }
   }
   parallel_for(num_rois, ctx.threads, [&](int64_t begin, int64_t end) {
     std::vector<Sample> samples;
     for (int64_t r = begin; r < end; ++r) {
       const double offset = half_pixel ? 0.5 : 0.0;
-      const double start_w = load(rd, r * 4 + 0) * scale - offset;
-      const double start_h = load(rd, r * 4 + 1) * scale - offset;
-      const double end_w = load(rd, r * 4 + 2) * scale - offset;
-      const double end_h = load(rd, r * 4 + 3) * scale - offset;
+      const double start_w = load(rd[r * 4 + 0]) * scale - offset;
+      const double start_h = load(rd[r * 4 + 1]) * scale - offset;
+      const double end_w = load(rd[r * 4 + 2]) * scale - offset;
+      const double end_h = load(rd[r * 4 + 3]) * scale - offset;
       double roi_w = end_w - start_w, roi_h = end_h - start_h;
       if (!half_pixel) {
         // Malformed ROIs are forced to 1x1, as the reference does.
@@ -205,16 +162,16 @@ void roi_align_typed(const KernelContext& ctx) {
           for (int64_t k = 0; k < per_bin; ++k) {
             const Sample& s = samples[static_cast<size_t>(b * per_bin + k)];
             if (avg) {
-              acc += s.w[0] * load(plane, s.pos[0]) + s.w[1] * load(plane, s.pos[1]) +
-                     s.w[2] * load(plane, s.pos[2]) + s.w[3] * load(plane, s.pos[3]);
+              acc += s.w[0] * load(plane[s.pos[0]]) + s.w[1] * load(plane[s.pos[1]]) +
+                     s.w[2] * load(plane[s.pos[2]]) + s.w[3] * load(plane[s.pos[3]]);
             } else {
               // Max of the weighted corners, as ONNX's reference (and ORT).
-              double v = s.w[0] * load(plane, s.pos[0]);
-              for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * load(plane, s.pos[q]));
+              double v = s.w[0] * load(plane[s.pos[0]]);
+              for (int q = 1; q < 4; ++q) v = std::max(v, s.w[q] * load(plane[s.pos[q]]));
               acc = k == 0 ? v : std::max(acc, v);
             }
           }
-          store(yd, out_base + b, avg ? acc / count : acc);
+          yd[out_base + b] = store<T>(avg ? acc / count : acc);
         }
       }
     }
@@ -222,7 +179,10 @@ void roi_align_typed(const KernelContext& ctx) {
 }
 
 void roi_align_kernel(const KernelContext& ctx) {
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename T>() { roi_align_typed<T>(ctx); });
+  if (!dispatch_among<float, double, Half>(ctx.inputs[0].dtype,
+                                           [&]<typename T>() { roi_align_typed<T>(ctx); })) {
+    corrupt(kScope, "unexpected element type");
+  }
 }
 
 std::optional<std::string> roi_align_check(const sdk::NodeView& node, const sdk::GraphView& graph) {
@@ -245,7 +205,7 @@ std::optional<std::string> roi_align_check(const sdk::NodeView& node, const sdk:
 void max_unpool_kernel(const KernelContext& ctx) {
   const Buffer &x = ctx.inputs[0], &idx = ctx.inputs[1];
   Buffer& y = ctx.outputs[0];
-  if (idx.count() != x.count()) corrupt("MaxUnpool: I must have X's shape");
+  if (idx.count() != x.count()) corrupt(kScope, "MaxUnpool: I must have X's shape");
   const size_t elem = sdk::dtype_size(x.dtype);
   const int64_t total = y.count();
   auto* out = static_cast<uint8_t*>(y.data);
@@ -254,8 +214,8 @@ void max_unpool_kernel(const KernelContext& ctx) {
   std::memset(out, 0, static_cast<size_t>(total) * elem);
   for (int64_t i = 0; i < x.count(); ++i) {
     if (id[i] < 0 || id[i] >= total) {
-      value_error("MaxUnpool: I[" + std::to_string(i) + "] = " + std::to_string(id[i]) +
-                  " is outside the output's " + std::to_string(total) + " elements");
+      index_out_of_range("MaxUnpool: I[" + std::to_string(i) + "] = " + std::to_string(id[i]) +
+                         " is outside the output's " + std::to_string(total) + " elements");
     }
     std::memcpy(out + static_cast<size_t>(id[i]) * elem, in + static_cast<size_t>(i) * elem, elem);
   }
@@ -283,7 +243,7 @@ DeformGeometry deform_geometry(const KernelContext& ctx) {
   const Buffer &x = ctx.inputs[0], &w = ctx.inputs[1], &off = ctx.inputs[2];
   const Buffer& y = ctx.outputs[0];
   if (x.shape.size() != 4 || w.shape.size() != 4 || off.shape.size() != 4 || y.shape.size() != 4) {
-    corrupt("DeformConv: X, W, offset and Y must be 4-D");
+    corrupt(kScope, "DeformConv: X, W, offset and Y must be 4-D");
   }
   DeformGeometry g;
   g.batch = x.shape[0];
@@ -301,7 +261,7 @@ DeformGeometry deform_geometry(const KernelContext& ctx) {
   const auto dilations = ctx.attr_ints("dilations", {1, 1});
   const auto pads = ctx.attr_ints("pads", {0, 0, 0, 0});
   if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4) {
-    corrupt("DeformConv: strides, dilations or pads do not match 2 spatial dims");
+    corrupt(kScope, "DeformConv: strides, dilations or pads do not match 2 spatial dims");
   }
   g.stride_h = strides[0];
   g.stride_w = strides[1];
@@ -315,14 +275,14 @@ DeformGeometry deform_geometry(const KernelContext& ctx) {
       w.shape[1] * g.group != g.channels || y.shape[0] != g.batch || y.shape[1] != g.out_channels ||
       off.shape[0] != g.batch || off.shape[1] != g.offset_group * taps * 2 ||
       off.shape[2] != g.out_h || off.shape[3] != g.out_w) {
-    corrupt("DeformConv shapes do not agree");
+    corrupt(kScope, "DeformConv shapes do not agree");
   }
   if (ctx.has_input(3) && ctx.inputs[3].count() != g.out_channels) {
-    corrupt("DeformConv: B must have one entry per output channel");
+    corrupt(kScope, "DeformConv: B must have one entry per output channel");
   }
   if (ctx.has_input(4) &&
       ctx.inputs[4].count() != g.batch * g.offset_group * taps * g.out_h * g.out_w) {
-    corrupt("DeformConv: mask does not match offset");
+    corrupt(kScope, "DeformConv: mask does not match offset");
   }
   return g;
 }

@@ -18,9 +18,11 @@
 #include <numbers>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -106,11 +108,6 @@ bool is_nan(T x) {
   }
 }
 
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
 template <uint32_t Mask, int32_t D, typename S, typename F>
 void call_if(int32_t dtype, F& f) {
   if constexpr ((Mask & ENP_DTYPE_BIT(D)) != 0) {
@@ -140,40 +137,8 @@ void dispatch(int32_t dtype, F&& f) {
   call_if<Mask, ENP_DTYPE_BOOL, Bool8>(dtype, f);
 }
 
-// Calls f.template operator()<W>() with W an unsigned word of `bytes` bytes:
-// for kernels that only move elements.
-template <typename F>
-void dispatch_bytes(size_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      f.template operator()<uint8_t>();
-      break;
-    case 2:
-      f.template operator()<uint16_t>();
-      break;
-    case 4:
-      f.template operator()<uint32_t>();
-      break;
-    case 8:
-      f.template operator()<uint64_t>();
-      break;
-    default:
-      corrupt("a tensor has an element size cpu_ref cannot move");
-  }
-}
-
 // ---------------------------------------------------------------------------
 // Loops
-
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t n) { return n >= kParallelGrain ? ctx.threads : 1; }
-
-int64_t count_of(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Kernels trust the dtypes the artifact declares; this keeps a tampered
 // artifact from reading or writing out of bounds.
@@ -192,7 +157,7 @@ void map_unary(const KernelContext& ctx, const Buffer& in, const Buffer& out, F 
   expect_types<I, O>(in, out);
   const I* x = static_cast<const I*>(in.data);
   O* y = static_cast<O*>(out.data);
-  parallel_for(n, workers(ctx, n), [&](int64_t begin, int64_t end) {
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
   });
 }
@@ -211,14 +176,14 @@ class Broadcast {
       check_broadcasts(b->shape, out);
       same = same && b->shape == out;
     }
-    shape_ = same || out.empty() ? std::vector<int64_t>{count_of(out)} : out;
+    shape_ = same || out.empty() ? std::vector<int64_t>{product(out)} : out;
     for (size_t k = 0; k < N; ++k) {
       const auto strides =
           same ? std::vector<int64_t>{1} : broadcast_strides(ins[k]->shape, shape_.size());
       strides_[k] = strides;
       step_[k] = strides.back();
     }
-    total_ = count_of(shape_);
+    total_ = product(shape_);
   }
 
   int64_t total() const { return total_; }
@@ -268,7 +233,7 @@ class Broadcast {
 
 template <size_t N, typename Fn>
 void broadcast_each(const KernelContext& ctx, const Broadcast<N>& plan, Fn fn) {
-  parallel_for(plan.total(), workers(ctx, plan.total()),
+  parallel_for(plan.total(), threads_for(ctx, plan.total()),
                [&](int64_t begin, int64_t end) { plan.run(begin, end, fn); });
 }
 
@@ -885,7 +850,7 @@ void compare_kernel(const KernelContext& ctx) {
 // Where(cond, x, y): moves elements, so any dtype works by its size.
 void where_kernel(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
-  dispatch_bytes(sdk::dtype_size(out.dtype), [&]<typename W>() {
+  const bool moved = dispatch_width(sdk::dtype_size(out.dtype), [&]<typename W>() {
     expect_types<Bool8, W, W, W>(ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], out);
     const Broadcast<3> plan(out.shape, {&ctx.inputs[0], &ctx.inputs[1], &ctx.inputs[2]});
     const auto* c = ctx.inputs[0].as<const Bool8>();
@@ -896,6 +861,7 @@ void where_kernel(const KernelContext& ctx) {
       o[i] = load(c[off[0]]) ? x[off[1]] : y[off[2]];
     });
   });
+  if (!moved) corrupt("a tensor has an element size cpu_ref cannot move");
 }
 
 // ---------------------------------------------------------------------------
@@ -965,7 +931,7 @@ void softmax_kernel(const KernelContext& ctx) {
     const S* x = in.as<const S>();
     S* y = out.as<S>();
     const int64_t lines = l.outer * l.inner;
-    parallel_for(lines, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
+    parallel_for(lines, threads_for(ctx, in.count()), [&](int64_t begin, int64_t end) {
       for (int64_t line = begin; line < end; ++line) {
         const int64_t base = line / l.inner * l.len * l.inner + line % l.inner;
         softmax_line<K>(x + base, y + base, l.len, l.inner);
@@ -1021,16 +987,6 @@ void dropout_kernel(const KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // Lowering checks
 
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
-
 std::string dtype_str(int32_t dtype) { return sdk::dtype_name(dtype); }
 
 // Every present input has the first input's dtype.
@@ -1080,7 +1036,7 @@ std::optional<std::string> where_check(const sdk::NodeView& node, const sdk::Gra
 std::optional<std::string> clip_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   if (auto why = same_dtypes(node, g)) return why;
   for (size_t i = 1; i < node.input_count(); ++i) {
-    if (!node.input(i).empty() && count_of(shape_of(g, node.input(i))) != 1) {
+    if (!node.input(i).empty() && product(shape_of(g, node.input(i))) != 1) {
       return std::string(i == 1 ? "min" : "max") + " must hold exactly one element";
     }
   }

@@ -4,8 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -49,32 +51,13 @@ double lu_determinant(std::vector<double>& a, int64_t n) {
 }
 
 template <typename T>
-double widen(T v) {
-  return static_cast<double>(v);
-}
-template <>
-double widen<Half>(Half v) {
-  return half_to_double(v.bits);
-}
-template <typename T>
-T narrow(double v) {
-  return static_cast<T>(v);
-}
-template <>
-Half narrow<Half>(double v) {
-  return Half{half_from_double(v)};
-}
-
-template <typename T>
 void det_typed(const KernelContext& ctx) {
   const Buffer& x = ctx.inputs[0];
   Buffer& y = ctx.outputs[0];
   const size_t rank = x.shape.size();
   if (rank < 2 || x.shape[rank - 1] != x.shape[rank - 2] ||
       y.count() * x.shape[rank - 1] * x.shape[rank - 1] != x.count()) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                     "cpu_ref: Det needs (..., M, M) input and (...) output",
-                     "recompile the artifact with 'eulernpu compile'");
+    corrupt("cpu_ref", "Det needs (..., M, M) input and (...) output");
   }
   const int64_t n = x.shape[rank - 1], mats = y.count();
   const T* xd = x.as<T>();
@@ -82,24 +65,16 @@ void det_typed(const KernelContext& ctx) {
   parallel_for(mats, ctx.threads, [&](int64_t begin, int64_t end) {
     std::vector<double> a(static_cast<size_t>(n * n));
     for (int64_t m = begin; m < end; ++m) {
-      for (int64_t i = 0; i < n * n; ++i) a[static_cast<size_t>(i)] = widen(xd[m * n * n + i]);
-      yd[m] = narrow<T>(lu_determinant(a, n));
+      for (int64_t i = 0; i < n * n; ++i) a[static_cast<size_t>(i)] = load(xd[m * n * n + i]);
+      yd[m] = store<T>(lu_determinant(a, n));
     }
   });
 }
 
 void det_kernel(const KernelContext& ctx) {
-  switch (ctx.inputs[0].dtype) {
-    case ENP_DTYPE_FLOAT32:
-      return det_typed<float>(ctx);
-    case ENP_DTYPE_FLOAT64:
-      return det_typed<double>(ctx);
-    case ENP_DTYPE_FLOAT16:
-      return det_typed<Half>(ctx);
-    default:
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                       "cpu_ref: Det of an unexpected element type",
-                       "recompile the artifact with 'eulernpu compile'");
+  if (!dispatch_among<float, double, Half>(ctx.inputs[0].dtype,
+                                           [&]<typename T>() { det_typed<T>(ctx); })) {
+    corrupt("cpu_ref", "Det of an unexpected element type");
   }
 }
 

@@ -12,9 +12,12 @@
 #include <optional>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -22,37 +25,11 @@ namespace {
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kLossFloats = kF32 | kF64;
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t work) {
-  return work >= kParallelGrain ? ctx.threads : 1;
-}
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-template <typename S>
-S store(double v) {
-  if constexpr (std::is_same_v<S, float>) {
-    return narrow_to_float(v);
-  } else {
-    return v;
-  }
-}
-
+// The loss kernels are built for float32 and float64 only.
 template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    default:
-      corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
+void dispatch_loss_float(int32_t dtype, F&& f) {
+  if (!dispatch_among<float, double>(dtype, f)) {
+    corrupt(std::string("a loss kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -68,12 +45,6 @@ std::optional<Reduction> parse_reduction(const std::string& s) {
 // ---------------------------------------------------------------------------
 // Shapes, validated alike at lowering (from the graph) and at run time
 // (from the buffers).
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
 
 // (N, C, D): D is the product of the dims after C.
 struct LossDims {
@@ -106,20 +77,11 @@ std::optional<std::string> loss_problem(const std::vector<Operand>& in, LossDims
   return std::nullopt;
 }
 
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.input_count());
-  for (size_t i = 0; i < node.input_count(); ++i) {
-    if (node.input(i).empty()) continue;
-    if (const auto v = g.value(node.input(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
 LossDims kernel_dims(const KernelContext& ctx, const char* op) {
-  std::vector<Operand> in;
-  for (const Buffer& b : ctx.inputs) in.push_back({b.dtype, b.shape});
   LossDims d;
-  if (auto why = loss_problem(in, d)) corrupt(std::string(op) + ": " + *why);
+  if (auto why = loss_problem(buffer_operands(ctx.inputs), d)) {
+    corrupt(std::string(op) + ": " + *why);
+  }
   return d;
 }
 
@@ -159,7 +121,7 @@ Terms loss_terms(const KernelContext& ctx, const std::vector<int64_t>& targets,
   const auto count = static_cast<int64_t>(targets.size());
   Terms terms{std::vector<double>(targets.size()), std::vector<double>(targets.size())};
   const bool weighted = ctx.has_input(2);
-  parallel_for(count, workers(ctx, count), [&](int64_t begin, int64_t end) {
+  parallel_for(count, threads_for(ctx, count), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const auto k = static_cast<size_t>(i);
       const int64_t t = targets[k];
@@ -224,7 +186,7 @@ void nll_typed(const KernelContext& ctx, const LossDims& d) {
 
 void nll_kernel(const KernelContext& ctx) {
   const LossDims d = kernel_dims(ctx, "NegativeLogLikelihoodLoss");
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename S>() { nll_typed<S>(ctx, d); });
+  dispatch_loss_float(ctx.inputs[0].dtype, [&]<typename S>() { nll_typed<S>(ctx, d); });
 }
 
 // ---------------------------------------------------------------------------
@@ -237,7 +199,7 @@ std::vector<double> log_softmax(const KernelContext& ctx, const LossDims& d) {
   const S* x = ctx.inputs[0].as<const S>();
   std::vector<double> out(static_cast<size_t>(d.n * d.classes * d.inner));
   const int64_t lines = d.n * d.inner;
-  parallel_for(lines, workers(ctx, lines * d.classes), [&](int64_t begin, int64_t end) {
+  parallel_for(lines, threads_for(ctx, lines * d.classes), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = line / d.inner * d.classes * d.inner + line % d.inner;
       double max = -std::numeric_limits<double>::infinity();
@@ -275,7 +237,7 @@ void sce_typed(const KernelContext& ctx, const LossDims& d) {
 
 void sce_kernel(const KernelContext& ctx) {
   const LossDims d = kernel_dims(ctx, "SoftmaxCrossEntropyLoss");
-  dispatch_float(ctx.inputs[0].dtype, [&]<typename S>() { sce_typed<S>(ctx, d); });
+  dispatch_loss_float(ctx.inputs[0].dtype, [&]<typename S>() { sce_typed<S>(ctx, d); });
 }
 
 // ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
@@ -16,12 +17,10 @@
 namespace eulernpu::cpu_ref {
 namespace {
 
-namespace lb = sdk::lowbit;
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref Cast";
 
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref Cast: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
+namespace lb = sdk::lowbit;
 
 // A source element: its exact value, and for integer sources the integer
 // itself (int64 wraps uint64 beyond 2^63, keeping the low bits a wrapping
@@ -41,17 +40,12 @@ int64_t truncate_to_int64(double v) {
   return static_cast<int64_t>(t);
 }
 
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t n) {
-  return n < (int64_t{1} << 15) ? 1 : ctx.threads;
-}
-
 // Calls fn(i, Value) for every element of `in`, any dtype cpu_ref carries.
 template <typename Fn>
 void for_each_value(const KernelContext& ctx, const Buffer& in, Fn fn) {
   const int64_t n = in.count();
   auto run = [&](auto read) {
-    parallel_for(n, workers(ctx, n), [&](int64_t begin, int64_t end) {
+    parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) fn(i, read(i));
     });
   };
@@ -89,7 +83,7 @@ void for_each_value(const KernelContext& ctx, const Buffer& in, Fn fn) {
       }
     });
   });
-  if (!handled) corrupt(std::string("input of dtype ") + sdk::dtype_name(d));
+  if (!handled) corrupt(kScope, std::string("input of dtype ") + sdk::dtype_name(d));
 }
 
 // The code of `v` in low-precision type `to`.
@@ -102,7 +96,7 @@ uint8_t encode(int32_t to, const Value& v, bool saturate, lb::E8M0Rounding round
     return lb::encode_e8m0(narrow_to_float(v.real), saturate, rounding);
   }
   const auto format = lb::float_format(to);
-  if (!format) corrupt(std::string("output of dtype ") + sdk::dtype_name(to));
+  if (!format) corrupt(kScope, std::string("output of dtype ") + sdk::dtype_name(to));
   return lb::encode_float(*format, v.real, saturate);
 }
 
@@ -138,7 +132,7 @@ T store(const Value& v) {
 void lowbit_cast_kernel(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
-  if (in.count() != out.count()) corrupt("input and output differ in size");
+  if (in.count() != out.count()) corrupt(kScope, "input and output differ in size");
   const int32_t to = out.dtype;
   if (in.dtype == to) {
     // Same type: the codes are the values (NaN payloads included).
@@ -150,7 +144,7 @@ void lowbit_cast_kernel(const KernelContext& ctx) {
   if (lb::is_lowbit(to)) {
     const bool saturate = ctx.attr_int("saturate", 1) != 0;
     const auto rounding = lb::e8m0_rounding(ctx.attr_string("round_mode", "up"));
-    if (!rounding) corrupt("round_mode '" + ctx.attr_string("round_mode", "up") + "'");
+    if (!rounding) corrupt(kScope, "round_mode '" + ctx.attr_string("round_mode", "up") + "'");
     auto* y = out.as<uint8_t>();
     for_each_value(ctx, in,
                    [&](int64_t i, const Value& v) { y[i] = encode(to, v, saturate, *rounding); });
@@ -170,7 +164,7 @@ void lowbit_cast_kernel(const KernelContext& ctx) {
       std::memcpy(y + i * static_cast<int64_t>(sizeof(T)), &stored, sizeof(T));
     });
   });
-  if (!handled) corrupt(std::string("output of dtype ") + sdk::dtype_name(to));
+  if (!handled) corrupt(kScope, std::string("output of dtype ") + sdk::dtype_name(to));
 }
 
 std::optional<std::string> lowbit_cast_problem(const sdk::NodeView& node, int32_t from,

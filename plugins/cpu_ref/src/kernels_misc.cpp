@@ -15,11 +15,17 @@
 #include <numbers>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
+
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref";
 
 using Dims = std::vector<int64_t>;
 
@@ -28,55 +34,21 @@ constexpr uint32_t kIndex = ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_D
 
 // --- errors and helpers ---------------------------------------------------
 
-// Shapes that contradict each other can only come from a damaged artifact:
-// lowering checked them.
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-void require(bool ok, const std::string& what) {
-  if (!ok) corrupt(what);
-}
-
-// A value read at run time (a shape, a length, an axis) does not fit.
-[[noreturn]] void value_error(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values consistent with the shapes the model was compiled for");
-}
-
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-int64_t product(const Dims& d) { return product(d.begin(), d.end()); }
-
 std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
-
-// The values of an int32/int64 tensor (a shape, a length, an axis).
-Dims read_ints(const Buffer& b) {
-  require(b.dtype == ENP_DTYPE_INT32 || b.dtype == ENP_DTYPE_INT64,
-          std::string("an index input is ") + sdk::dtype_name(b.dtype));
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
-  }
-  return v;
-}
 
 int64_t read_scalar(const Buffer& b, const std::string& what) {
   const Dims v = read_ints(b);
-  if (v.size() != 1) value_error(what + " must hold one value, not " + std::to_string(v.size()));
+  if (v.size() != 1) {
+    value_out_of_range(what + " must hold one value, not " + std::to_string(v.size()));
+  }
   return v[0];
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) {
-    value_error(what + ": axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(rank));
+    value_out_of_range(what + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
   }
   return a;
 }
@@ -84,12 +56,8 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what) {
 // Calls f.template operator()<T>() with T float or double.
 template <typename F>
 void dispatch_float(int32_t dtype, F&& f) {
-  if (dtype == ENP_DTYPE_FLOAT32) {
-    f.template operator()<float>();
-  } else if (dtype == ENP_DTYPE_FLOAT64) {
-    f.template operator()<double>();
-  } else {
-    corrupt(std::string("unsupported dtype ") + sdk::dtype_name(dtype));
+  if (!dispatch_among<float, double>(dtype, f)) {
+    corrupt(kScope, std::string("unsupported dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -99,18 +67,13 @@ constexpr bool is_number =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
     std::is_same_v<T, int64_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
 
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t work) {
-  return work < (int64_t{1} << 15) ? 1 : ctx.threads;
-}
-
 // --- BitCast ----------------------------------------------------------------
 
 void bit_cast(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
   const size_t width = sdk::dtype_size(in.dtype);
-  require(out.shape == in.shape && width != 0 && sdk::dtype_size(out.dtype) == width,
+  require(kScope, out.shape == in.shape && width != 0 && sdk::dtype_size(out.dtype) == width,
           "BitCast: the output's shape or element size differs from the input's");
   if (in.count() > 0) std::memmove(out.data, in.data, static_cast<size_t>(in.count()) * width);
 }
@@ -121,7 +84,8 @@ void bit_cast(const KernelContext& ctx) {
 void cum_prod(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
-  require(out.shape == in.shape && out.dtype == in.dtype, "CumProd: output differs from input");
+  require(kScope, out.shape == in.shape && out.dtype == in.dtype,
+          "CumProd: output differs from input");
   const Dims& s = in.shape;
   const auto axis = static_cast<size_t>(normalize_axis(read_scalar(ctx.inputs[1], "CumProd: axis"),
                                                        static_cast<int64_t>(s.size()), "CumProd"));
@@ -135,7 +99,7 @@ void cum_prod(const KernelContext& ctx) {
       using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
       const T* x = in.as<const T>();
       T* y = out.as<T>();
-      parallel_for(lines, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
+      parallel_for(lines, threads_for(ctx, in.count()), [&](int64_t begin, int64_t end) {
         for (int64_t line = begin; line < end; ++line) {
           const int64_t base = line / inner * length * inner + line % inner;
           Acc acc = 1;
@@ -149,7 +113,7 @@ void cum_prod(const KernelContext& ctx) {
         }
       });
     } else {
-      corrupt(std::string("CumProd of dtype ") + sdk::dtype_name(in.dtype));
+      corrupt(kScope, std::string("CumProd of dtype ") + sdk::dtype_name(in.dtype));
     }
   });
 }
@@ -199,7 +163,7 @@ void center_crop_pad(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
   const auto rank = static_cast<int64_t>(in.shape.size());
-  require(static_cast<int64_t>(out.shape.size()) == rank && out.dtype == in.dtype,
+  require(kScope, static_cast<int64_t>(out.shape.size()) == rank && out.dtype == in.dtype,
           "CenterCropPad: output differs from input in rank or dtype");
   const Dims shape = read_ints(ctx.inputs[1]);
   Dims axes = ctx.attr_ints("axes");
@@ -207,16 +171,16 @@ void center_crop_pad(const KernelContext& ctx) {
     for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
   }
   if (shape.size() != axes.size()) {
-    value_error("CenterCropPad: shape has " + std::to_string(shape.size()) + " values for " +
-                std::to_string(axes.size()) + " axes");
+    value_out_of_range("CenterCropPad: shape has " + std::to_string(shape.size()) + " values for " +
+                       std::to_string(axes.size()) + " axes");
   }
   Dims target = in.shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     target[static_cast<size_t>(normalize_axis(axes[i], rank, "CenterCropPad"))] = shape[i];
   }
   if (target != out.shape) {
-    value_error("CenterCropPad: shape " + dims_string(shape) + " gives " + dims_string(target) +
-                ", not the compiled " + dims_string(out.shape));
+    value_out_of_range("CenterCropPad: shape " + dims_string(shape) + " gives " +
+                       dims_string(target) + ", not the compiled " + dims_string(out.shape));
   }
   // Both cropping and padding put the odd leftover element at the end.
   Dims offset(in.shape.size());
@@ -392,7 +356,7 @@ EinsumPlan einsum_plan(const KernelContext& ctx) {
   EinsumPlan p;
   auto why = parse_einsum(ctx.attr_string("equation", ""), shapes.size(), spec);
   if (!why) why = plan_einsum(spec, shapes, p);
-  if (why) corrupt("Einsum: " + *why);
+  if (why) corrupt(kScope, "Einsum: " + *why);
   return p;
 }
 
@@ -428,7 +392,8 @@ void einsum_typed(const KernelContext& ctx, const EinsumPlan& p) {
   Dims out_dims, c_dims;
   for (int s : p.output_slots) out_dims.push_back(p.size[static_cast<size_t>(s)]);
   for (int s : contracted) c_dims.push_back(p.size[static_cast<size_t>(s)]);
-  require(out_dims == ctx.outputs[0].shape, "Einsum: the output shape differs from the equation's");
+  require(kScope, out_dims == ctx.outputs[0].shape,
+          "Einsum: the output shape differs from the equation's");
   const auto out_strides = slot_strides(ctx, p, p.output_slots);
   const auto c_strides = slot_strides(ctx, p, contracted);
   const size_t ops = ctx.inputs.size();
@@ -436,7 +401,7 @@ void einsum_typed(const KernelContext& ctx, const EinsumPlan& p) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
   T* y = ctx.outputs[0].as<T>();
   const int64_t total = product(out_dims);
-  parallel_for(total, workers(ctx, total * c_total), [&](int64_t begin, int64_t end) {
+  parallel_for(total, threads_for(ctx, total * c_total), [&](int64_t begin, int64_t end) {
     Dims base(ops), off(ops), cidx(c_dims.size());
     for (int64_t o = begin; o < end; ++o) {
       std::fill(base.begin(), base.end(), 0);
@@ -468,12 +433,12 @@ void einsum_typed(const KernelContext& ctx, const EinsumPlan& p) {
 void einsum(const KernelContext& ctx) {
   const EinsumPlan p = einsum_plan(ctx);
   for (const Buffer& b : ctx.inputs)
-    require(b.dtype == ctx.inputs[0].dtype, "Einsum: mixed dtypes");
+    require(kScope, b.dtype == ctx.inputs[0].dtype, "Einsum: mixed dtypes");
   dispatch_dtype(ctx.inputs[0].dtype, [&]<typename T>() {
     if constexpr (is_number<T>) {
       einsum_typed<T>(ctx, p);
     } else {
-      corrupt(std::string("Einsum of dtype ") + sdk::dtype_name(ctx.inputs[0].dtype));
+      corrupt(kScope, std::string("Einsum of dtype ") + sdk::dtype_name(ctx.inputs[0].dtype));
     }
   });
 }
@@ -620,7 +585,8 @@ struct GridShape {
 GridShape grid_shape(const KernelContext& ctx, const GridMode& m) {
   const Buffer &x = ctx.inputs[0], &grid = ctx.inputs[1], &y = ctx.outputs[0];
   const size_t r = x.shape.size() - 2;
-  require(x.shape.size() >= 3 && r <= 3 && grid.shape.size() == r + 2 &&
+  require(kScope,
+          x.shape.size() >= 3 && r <= 3 && grid.shape.size() == r + 2 &&
               grid.shape.back() == static_cast<int64_t>(r) && y.shape.size() == r + 2 &&
               grid.shape[0] == x.shape[0] && y.shape[0] == x.shape[0] && y.shape[1] == x.shape[1] &&
               std::equal(y.shape.begin() + 2, y.shape.end(), grid.shape.begin() + 1),
@@ -678,7 +644,7 @@ void grid_sample(const KernelContext& ctx) {
   const auto m =
       grid_mode(ctx.attr_string("mode", "linear"), ctx.attr_string("padding_mode", "zeros"),
                 ctx.attr_int("align_corners", 0));
-  require(m.has_value(), "GridSample: unknown mode or padding_mode");
+  require(kScope, m.has_value(), "GridSample: unknown mode or padding_mode");
   const GridShape s = grid_shape(ctx, *m);
   const Buffer &xb = ctx.inputs[0], &gb = ctx.inputs[1];
   dispatch_float(xb.dtype, [&]<typename T>() {
@@ -687,7 +653,7 @@ void grid_sample(const KernelContext& ctx) {
       const G* grid = gb.as<const G>();
       T* y = ctx.outputs[0].as<T>();
       const int64_t work = s.batch * s.points;
-      parallel_for(work, workers(ctx, work * s.channels), [&](int64_t begin, int64_t end) {
+      parallel_for(work, threads_for(ctx, work * s.channels), [&](int64_t begin, int64_t end) {
         for (int64_t np = begin; np < end; ++np) {
           const int64_t n = np / s.points, p = np % s.points;
           sample_point<T, G>(s, *m, grid + np * static_cast<int64_t>(s.rank),
@@ -714,17 +680,21 @@ void affine_grid(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const Dims size = read_ints(ctx.inputs[1]);
   const bool align = ctx.attr_int("align_corners", 0) != 0;
-  if (size.size() != 4 && size.size() != 5) value_error("AffineGrid: size must hold 4 or 5 values");
+  if (size.size() != 4 && size.size() != 5) {
+    value_out_of_range("AffineGrid: size must hold 4 or 5 values");
+  }
   const size_t r = size.size() - 2;
-  require(theta.shape.size() == 3 && theta.shape[1] == static_cast<int64_t>(r) &&
+  require(kScope,
+          theta.shape.size() == 3 && theta.shape[1] == static_cast<int64_t>(r) &&
               theta.shape[2] == static_cast<int64_t>(r) + 1,
           "AffineGrid: theta does not match size");
   Dims expected{size[0]};
   expected.insert(expected.end(), size.begin() + 2, size.end());
   expected.push_back(static_cast<int64_t>(r));
   if (size[0] != theta.shape[0] || expected != out.shape) {
-    value_error("AffineGrid: size " + dims_string(size) + " does not match theta " +
-                dims_string(theta.shape) + " and the compiled grid " + dims_string(out.shape));
+    value_out_of_range("AffineGrid: size " + dims_string(size) + " does not match theta " +
+                       dims_string(theta.shape) + " and the compiled grid " +
+                       dims_string(out.shape));
   }
   const int64_t points = product(size.begin() + 2, size.end());
   dispatch_float(theta.dtype, [&]<typename T>() {
@@ -766,24 +736,24 @@ Col2ImShape col2im_shape(const KernelContext& ctx) {
   s.image = read_ints(ctx.inputs[1]);
   s.block = read_ints(ctx.inputs[2]);
   const size_t n = s.image.size();
-  require(in.shape.size() == 3 && out.shape.size() == n + 2, "Col2Im: ranks do not match");
+  require(kScope, in.shape.size() == 3 && out.shape.size() == n + 2, "Col2Im: ranks do not match");
   if (s.block.size() != n || !std::equal(s.image.begin(), s.image.end(), out.shape.begin() + 2)) {
-    value_error("Col2Im: image_shape " + dims_string(s.image) + " and block_shape " +
-                dims_string(s.block) + " do not match the compiled output " +
-                dims_string(out.shape));
+    value_out_of_range("Col2Im: image_shape " + dims_string(s.image) + " and block_shape " +
+                       dims_string(s.block) + " do not match the compiled output " +
+                       dims_string(out.shape));
   }
   s.strides = ctx.attr_ints("strides", Dims(n, 1));
   s.dilations = ctx.attr_ints("dilations", Dims(n, 1));
   s.pads = ctx.attr_ints("pads", Dims(2 * n, 0));
-  require(s.strides.size() == n && s.dilations.size() == n && s.pads.size() == 2 * n,
+  require(kScope, s.strides.size() == n && s.dilations.size() == n && s.pads.size() == 2 * n,
           "Col2Im: attributes do not match the image rank");
   for (size_t i = 0; i < n; ++i) {
-    require(s.strides[i] > 0 && s.dilations[i] > 0,
+    require(kScope, s.strides[i] > 0 && s.dilations[i] > 0,
             "Col2Im: strides and dilations must be positive");
-    if (s.block[i] <= 0) value_error("Col2Im: block_shape must be positive");
+    if (s.block[i] <= 0) value_out_of_range("Col2Im: block_shape must be positive");
     const int64_t room =
         s.image[i] + s.pads[i] + s.pads[i + n] - s.dilations[i] * (s.block[i] - 1) - 1;
-    if (room < 0) value_error("Col2Im: the block does not fit the padded image");
+    if (room < 0) value_out_of_range("Col2Im: the block does not fit the padded image");
     s.blocks.push_back(room / s.strides[i] + 1);
     s.block_size *= s.block[i];
     s.columns *= s.blocks.back();
@@ -792,9 +762,9 @@ Col2ImShape col2im_shape(const KernelContext& ctx) {
   s.channels = out.shape[1];
   if (out.shape[0] != s.batch || in.shape[1] != s.channels * s.block_size ||
       in.shape[2] != s.columns) {
-    value_error("Col2Im: input " + dims_string(in.shape) + " does not hold " +
-                std::to_string(s.channels) + " channels of " + std::to_string(s.block_size) +
-                "-element blocks at " + std::to_string(s.columns) + " positions");
+    value_out_of_range("Col2Im: input " + dims_string(in.shape) + " does not hold " +
+                       std::to_string(s.channels) + " channels of " + std::to_string(s.block_size) +
+                       "-element blocks at " + std::to_string(s.columns) + " positions");
   }
   return s;
 }
@@ -822,27 +792,28 @@ void col2im(const KernelContext& ctx) {
     const T* x = ctx.inputs[0].as<const T>();
     T* y = ctx.outputs[0].as<T>();
     const int64_t work = s.batch * s.channels;
-    parallel_for(work, workers(ctx, work * plane * s.block_size), [&](int64_t begin, int64_t end) {
-      for (int64_t nc = begin; nc < end; ++nc) {
-        T* img = y + nc * plane;
-        std::fill(img, img + plane, T(0));
-        for (int64_t k = 0; k < s.block_size; ++k) {
-          const Dims& off = offsets[static_cast<size_t>(k)];
-          const T* col = x + (nc * s.block_size + k) * s.columns;
-          for (int64_t c = 0; c < s.columns; ++c) {
-            const Dims& pos = positions[static_cast<size_t>(c)];
-            int64_t at = 0;
-            bool inside = true;
-            for (size_t d = 0; inside && d < n; ++d) {
-              const int64_t i = pos[d] * s.strides[d] - s.pads[d] + off[d] * s.dilations[d];
-              inside = i >= 0 && i < s.image[d];
-              at = at * s.image[d] + i;
+    parallel_for(
+        work, threads_for(ctx, work * plane * s.block_size), [&](int64_t begin, int64_t end) {
+          for (int64_t nc = begin; nc < end; ++nc) {
+            T* img = y + nc * plane;
+            std::fill(img, img + plane, T(0));
+            for (int64_t k = 0; k < s.block_size; ++k) {
+              const Dims& off = offsets[static_cast<size_t>(k)];
+              const T* col = x + (nc * s.block_size + k) * s.columns;
+              for (int64_t c = 0; c < s.columns; ++c) {
+                const Dims& pos = positions[static_cast<size_t>(c)];
+                int64_t at = 0;
+                bool inside = true;
+                for (size_t d = 0; inside && d < n; ++d) {
+                  const int64_t i = pos[d] * s.strides[d] - s.pads[d] + off[d] * s.dilations[d];
+                  inside = i >= 0 && i < s.image[d];
+                  at = at * s.image[d] + i;
+                }
+                if (inside) img[at] += col[c];
+              }
             }
-            if (inside) img[at] += col[c];
           }
-        }
-      }
-    });
+        });
   });
 }
 
@@ -908,7 +879,7 @@ struct DftPlan {
 DftPlan dft_plan(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const auto rank = static_cast<int64_t>(in.shape.size());
-  require(rank >= 2 && (in.shape.back() == 1 || in.shape.back() == 2),
+  require(kScope, rank >= 2 && (in.shape.back() == 1 || in.shape.back() == 2),
           "DFT: the input's last dim must be 1 (real) or 2 (complex)");
   DftPlan p;
   p.inverse = ctx.attr_int("inverse", 0) != 0;
@@ -917,19 +888,19 @@ DftPlan dft_plan(const KernelContext& ctx) {
   int64_t axis = ctx.opset >= 20 ? -2 : ctx.attr_int("axis", 1);
   if (ctx.opset >= 20 && ctx.has_input(2)) axis = read_scalar(ctx.inputs[2], "DFT: axis");
   p.axis = normalize_axis(axis, rank, "DFT");
-  if (p.axis == rank - 1) value_error("DFT: the axis may not be the last (complex) dim");
+  if (p.axis == rank - 1) value_out_of_range("DFT: the axis may not be the last (complex) dim");
   const int64_t len = in.shape[static_cast<size_t>(p.axis)];
   const bool real_out = p.inverse && p.onesided;
   p.n = real_out ? 2 * (len - 1) : len;
   if (ctx.has_input(1)) p.n = read_scalar(ctx.inputs[1], "DFT: dft_length");
-  if (p.n <= 0) value_error("DFT: dft_length must be positive, not " + std::to_string(p.n));
+  if (p.n <= 0) value_out_of_range("DFT: dft_length must be positive, not " + std::to_string(p.n));
   p.out_len = real_out || !p.onesided ? p.n : p.n / 2 + 1;
   Dims expected = in.shape;
   expected[static_cast<size_t>(p.axis)] = p.out_len;
   expected.back() = real_out ? 1 : 2;
   if (expected != ctx.outputs[0].shape) {
-    value_error("DFT: the transform gives " + dims_string(expected) + ", not the compiled " +
-                dims_string(ctx.outputs[0].shape));
+    value_out_of_range("DFT: the transform gives " + dims_string(expected) + ", not the compiled " +
+                       dims_string(ctx.outputs[0].shape));
   }
   return p;
 }
@@ -948,28 +919,29 @@ void dft(const KernelContext& ctx) {
   dispatch_float(in.dtype, [&]<typename T>() {
     const T* x = in.as<const T>();
     T* y = ctx.outputs[0].as<T>();
-    parallel_for(outer * inner, workers(ctx, outer * inner * p.n * len), [&](int64_t b, int64_t e) {
-      std::vector<Complex> line(static_cast<size_t>(len)), res(static_cast<size_t>(p.out_len));
-      for (int64_t l = b; l < e; ++l) {
-        const int64_t o = l / inner, i = l % inner;
-        for (int64_t k = 0; k < len; ++k) {
-          const T* v = x + ((o * len + k) * inner + i) * c_in;
-          line[static_cast<size_t>(k)] = {static_cast<double>(v[0]),
-                                          c_in == 2 ? static_cast<double>(v[1]) : 0.0};
-        }
-        if (real_out) {
-          inverse_real_line(line, p.n, tw, res);
-        } else {
-          dft_line(line, p.n, p.out_len, p.inverse, tw, res);
-        }
-        for (int64_t f = 0; f < p.out_len; ++f) {
-          T* v = y + ((o * p.out_len + f) * inner + i) * c_out;
-          const Complex r = res[static_cast<size_t>(f)];
-          v[0] = static_cast<T>(real_out ? r.re : r.re * scale);
-          if (c_out == 2) v[1] = static_cast<T>(r.im * scale);
-        }
-      }
-    });
+    parallel_for(
+        outer * inner, threads_for(ctx, outer * inner * p.n * len), [&](int64_t b, int64_t e) {
+          std::vector<Complex> line(static_cast<size_t>(len)), res(static_cast<size_t>(p.out_len));
+          for (int64_t l = b; l < e; ++l) {
+            const int64_t o = l / inner, i = l % inner;
+            for (int64_t k = 0; k < len; ++k) {
+              const T* v = x + ((o * len + k) * inner + i) * c_in;
+              line[static_cast<size_t>(k)] = {static_cast<double>(v[0]),
+                                              c_in == 2 ? static_cast<double>(v[1]) : 0.0};
+            }
+            if (real_out) {
+              inverse_real_line(line, p.n, tw, res);
+            } else {
+              dft_line(line, p.n, p.out_len, p.inverse, tw, res);
+            }
+            for (int64_t f = 0; f < p.out_len; ++f) {
+              T* v = y + ((o * p.out_len + f) * inner + i) * c_out;
+              const Complex r = res[static_cast<size_t>(f)];
+              v[0] = static_cast<T>(real_out ? r.re : r.re * scale);
+              if (c_out == 2) v[1] = static_cast<T>(r.im * scale);
+            }
+          }
+        });
   });
 }
 
@@ -979,7 +951,7 @@ void dft(const KernelContext& ctx) {
 void stft(const KernelContext& ctx) {
   const Buffer& sig = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
-  require(sig.shape.size() == 3 && (sig.shape[2] == 1 || sig.shape[2] == 2),
+  require(kScope, sig.shape.size() == 3 && (sig.shape[2] == 1 || sig.shape[2] == 2),
           "STFT: the signal must be (batch, length, 1 or 2)");
   const int64_t batch = sig.shape[0], length = sig.shape[1], c_in = sig.shape[2];
   const int64_t step = read_scalar(ctx.inputs[1], "STFT: frame_step");
@@ -987,14 +959,14 @@ void stft(const KernelContext& ctx) {
   int64_t frame = has_window ? ctx.inputs[2].count() : length;
   if (ctx.has_input(3)) frame = read_scalar(ctx.inputs[3], "STFT: frame_length");
   if (step <= 0 || frame <= 0 || frame > length || (has_window && ctx.inputs[2].count() != frame)) {
-    value_error("STFT: frame_step " + std::to_string(step) + " and frame_length " +
-                std::to_string(frame) + " do not fit the signal and window");
+    value_out_of_range("STFT: frame_step " + std::to_string(step) + " and frame_length " +
+                       std::to_string(frame) + " do not fit the signal and window");
   }
   const int64_t frames = 1 + (length - frame) / step;
   const int64_t bins = ctx.attr_int("onesided", 1) != 0 ? frame / 2 + 1 : frame;
   if (out.shape != Dims{batch, frames, bins, 2}) {
-    value_error("STFT: the frames give " + dims_string({batch, frames, bins, 2}) +
-                ", not the compiled " + dims_string(out.shape));
+    value_out_of_range("STFT: the frames give " + dims_string({batch, frames, bins, 2}) +
+                       ", not the compiled " + dims_string(out.shape));
   }
   const Twiddles tw(frame);
   dispatch_float(sig.dtype, [&]<typename T>() {
@@ -1002,7 +974,7 @@ void stft(const KernelContext& ctx) {
     const T* w = has_window ? ctx.inputs[2].as<const T>() : nullptr;
     T* y = out.as<T>();
     parallel_for(
-        batch * frames, workers(ctx, batch * frames * bins * frame), [&](int64_t b, int64_t e) {
+        batch * frames, threads_for(ctx, batch * frames * bins * frame), [&](int64_t b, int64_t e) {
           std::vector<Complex> line(static_cast<size_t>(frame)), res(static_cast<size_t>(bins));
           for (int64_t bf = b; bf < e; ++bf) {
             const T* src = x + (bf / frames * length + bf % frames * step) * c_in;
@@ -1048,8 +1020,8 @@ void window_kernel(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const int64_t size = read_scalar(ctx.inputs[0], "window size");
   if (out.shape != Dims{size}) {
-    value_error("window size " + std::to_string(size) + " differs from the compiled " +
-                dims_string(out.shape));
+    value_out_of_range("window size " + std::to_string(size) + " differs from the compiled " +
+                       dims_string(out.shape));
   }
   const bool periodic = ctx.attr_int("periodic", 1) != 0;
   const auto period = static_cast<double>(periodic ? size : size - 1);
@@ -1062,9 +1034,9 @@ void window_kernel(const KernelContext& ctx) {
 }
 
 double read_float_scalar(const Buffer& b, const char* what) {
-  if (b.count() != 1) value_error(std::string(what) + " must hold one value");
+  if (b.count() != 1) value_out_of_range(std::string(what) + " must hold one value");
   if (b.dtype == ENP_DTYPE_FLOAT32) return b.as<const float>()[0];
-  require(b.dtype == ENP_DTYPE_FLOAT64, std::string(what) + " must be float32 or float64");
+  require(kScope, b.dtype == ENP_DTYPE_FLOAT64, std::string(what) + " must be float32 or float64");
   return b.as<const double>()[0];
 }
 
@@ -1084,9 +1056,9 @@ Dims mel_edges(int64_t mel_bins, int64_t dft_length, int64_t sample_rate, double
     // The last edge only bounds a loop; every other one is written to.
     const int64_t limit = i == mel_bins + 1 ? spectrogram_bins : spectrogram_bins - 1;
     if (!(bin >= 0 && bin <= static_cast<double>(limit))) {
-      value_error("MelWeightMatrix: the band edges " + std::to_string(lo) + " to " +
-                  std::to_string(hi) + " Hz fall outside the spectrogram of sample rate " +
-                  std::to_string(sample_rate));
+      value_out_of_range("MelWeightMatrix: the band edges " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + " Hz fall outside the spectrogram of sample rate " +
+                         std::to_string(sample_rate));
     }
     edges.push_back(static_cast<int64_t>(bin));
   }
@@ -1103,9 +1075,10 @@ void mel_weight_matrix(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   if (mel_bins < 0 || dft_length <= 0 || sample_rate <= 0 ||
       out.shape != Dims{dft_length / 2 + 1, mel_bins}) {
-    value_error("MelWeightMatrix: num_mel_bins " + std::to_string(mel_bins) + ", dft_length " +
-                std::to_string(dft_length) + " and sample_rate " + std::to_string(sample_rate) +
-                " do not fit the compiled " + dims_string(out.shape));
+    value_out_of_range("MelWeightMatrix: num_mel_bins " + std::to_string(mel_bins) +
+                       ", dft_length " + std::to_string(dft_length) + " and sample_rate " +
+                       std::to_string(sample_rate) + " do not fit the compiled " +
+                       dims_string(out.shape));
   }
   const Dims e = mel_edges(mel_bins, dft_length, sample_rate, lo, hi);
   std::vector<double> w(static_cast<size_t>(out.count()), 0.0);
@@ -1128,16 +1101,6 @@ void mel_weight_matrix(const KernelContext& ctx) {
 }
 
 // --- lowering checks --------------------------------------------------------
-
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-Dims dims_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : Dims{};
-}
 
 // Input i, when given, must be one of `mask`'s dtypes.
 std::optional<std::string> input_dtype(const sdk::NodeView& node, const sdk::GraphView& g, size_t i,
@@ -1181,7 +1144,7 @@ std::optional<std::string> einsum_check(const sdk::NodeView& node, const sdk::Gr
   for (size_t i = 0; i < node.input_count(); ++i) {
     if (dtype_of(g, node.input(i)) != dtype_of(g, node.input(0)))
       return "the inputs' dtypes differ";
-    shapes.push_back(dims_of(g, node.input(i)));
+    shapes.push_back(shape_of(g, node.input(i)));
   }
   EinsumSpec spec;
   EinsumPlan plan;
@@ -1195,7 +1158,7 @@ std::optional<std::string> grid_sample_check(const sdk::NodeView& node, const sd
     return "mode '" + node.attr_string("mode", "linear") + "' or padding_mode '" +
            node.attr_string("padding_mode", "zeros") + "' is not supported";
   }
-  const Dims x = dims_of(g, node.input(0)), grid = dims_of(g, node.input(1));
+  const Dims x = shape_of(g, node.input(0)), grid = shape_of(g, node.input(1));
   if (x.size() < 3 || x.size() > 5) return "only 1 to 3 spatial dims are supported";
   if (grid.size() != x.size() || grid.back() != static_cast<int64_t>(x.size()) - 2) {
     return "grid " + sdk::shape_string(grid) + " does not match X " + sdk::shape_string(x);
@@ -1204,7 +1167,7 @@ std::optional<std::string> grid_sample_check(const sdk::NodeView& node, const sd
 }
 
 std::optional<std::string> affine_grid_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims theta = dims_of(g, node.input(0));
+  const Dims theta = shape_of(g, node.input(0));
   if (theta.size() != 3 ||
       !((theta[1] == 2 && theta[2] == 3) || (theta[1] == 3 && theta[2] == 4))) {
     return "theta " + sdk::shape_string(theta) + " is neither (N, 2, 3) nor (N, 3, 4)";
@@ -1213,13 +1176,13 @@ std::optional<std::string> affine_grid_check(const sdk::NodeView& node, const sd
 }
 
 std::optional<std::string> col2im_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  if (dims_of(g, node.input(0)).size() != 3) return "input must be (N, C * block, L)";
+  if (shape_of(g, node.input(0)).size() != 3) return "input must be (N, C * block, L)";
   if (auto why = index_input(node, g, 1)) return why;
   return index_input(node, g, 2);
 }
 
 std::optional<std::string> dft_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims x = dims_of(g, node.input(0));
+  const Dims x = shape_of(g, node.input(0));
   if (x.size() < 2 || (x.back() != 1 && x.back() != 2)) {
     return "input " + sdk::shape_string(x) + " must end in a dim of 1 (real) or 2 (complex)";
   }
@@ -1228,7 +1191,7 @@ std::optional<std::string> dft_check(const sdk::NodeView& node, const sdk::Graph
 }
 
 std::optional<std::string> stft_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const Dims x = dims_of(g, node.input(0));
+  const Dims x = shape_of(g, node.input(0));
   if (x.size() != 3 || (x.back() != 1 && x.back() != 2)) {
     return "signal " + sdk::shape_string(x) + " must be (batch, length, 1 or 2)";
   }

@@ -7,25 +7,12 @@
 #include <cmath>
 #include <numeric>
 
+#include "errors.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
-
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t n) { return n >= kParallelGrain ? ctx.threads : 1; }
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t d = begin; d < end && d < dims.size(); ++d) n *= dims[d];
-  return n;
-}
 
 void expect_count(const Buffer& b, int64_t n, const char* what) {
   if (b.count() != n) corrupt(std::string(what) + " has the wrong number of elements");
@@ -59,7 +46,7 @@ struct Planes {
 
 Planes planes_of(const Buffer& x) {
   if (x.shape.size() < 2) corrupt("a normalization input has rank < 2");
-  return {x.shape[0] * x.shape[1], x.shape[1], product(x.shape, 2, x.shape.size())};
+  return {x.shape[0] * x.shape[1], x.shape[1], product(x.shape.begin() + 2, x.shape.end())};
 }
 
 // ---------------------------------------------------------------------------
@@ -78,7 +65,7 @@ void batchnorm_kernel(const KernelContext& ctx) {
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels;
       const double a = scale[c] / std::sqrt(double{var[c]} + eps);
@@ -105,7 +92,7 @@ void instancenorm_kernel(const KernelContext& ctx) {
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels;
       const float* xs = in + nc * p.plane;
@@ -128,7 +115,7 @@ void instancenorm_kernel(const KernelContext& ctx) {
 std::vector<double> expand_to(const Buffer& t, const std::vector<int64_t>& dims) {
   const auto strides = broadcast_strides(t.shape, dims.size());
   const float* v = t.as<const float>();
-  const int64_t n = product(dims, 0, dims.size());
+  const int64_t n = product(dims);
   std::vector<double> out(static_cast<size_t>(n));
   std::vector<int64_t> idx(dims.size(), 0);
   for (int64_t i = 0; i < n; ++i) {
@@ -143,16 +130,9 @@ std::vector<double> expand_to(const Buffer& t, const std::vector<int64_t>& dims)
   return out;
 }
 
-bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); ++i) {
-    const int64_t d = from[from.size() - 1 - i];
-    if (d != 1 && d != to[to.size() - 1 - i]) return false;
-  }
-  return true;
-}
-
-bool wants(const KernelContext& ctx, size_t output) {
+// Whether output `output` is asked for as float32, the only dtype these
+// kernels write it in.
+bool wants_f32(const KernelContext& ctx, size_t output) {
   return output < ctx.outputs.size() && ctx.outputs[output].dtype == ENP_DTYPE_FLOAT32;
 }
 
@@ -168,20 +148,20 @@ void layernorm_kernel(const KernelContext& ctx) {
       corrupt("LayerNormalization's scale or B does not broadcast");
     }
   }
-  const int64_t n = product(norm_dims, 0, norm_dims.size());
-  const int64_t groups = product(x.shape, 0, static_cast<size_t>(axis));
+  const int64_t n = product(norm_dims);
+  const int64_t groups = product(x.shape.begin(), x.shape.begin() + axis);
   expect_count(ctx.outputs[0], x.count(), "LayerNormalization's output");
   const std::vector<double> scale = expand_to(ctx.inputs[1], norm_dims);
   const std::vector<double> bias =
       ctx.has_input(2) ? expand_to(ctx.inputs[2], norm_dims) : std::vector<double>(scale.size());
-  float* mean_out = wants(ctx, 1) ? ctx.outputs[1].as<float>() : nullptr;
-  float* inv_out = wants(ctx, 2) ? ctx.outputs[2].as<float>() : nullptr;
+  float* mean_out = wants_f32(ctx, 1) ? ctx.outputs[1].as<float>() : nullptr;
+  float* inv_out = wants_f32(ctx, 2) ? ctx.outputs[2].as<float>() : nullptr;
   if (mean_out) expect_count(ctx.outputs[1], groups, "LayerNormalization's Mean");
   if (inv_out) expect_count(ctx.outputs[2], groups, "LayerNormalization's InvStdDev");
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t g = begin; g < end; ++g) {
       const float* xs = in + g * n;
       float* ys = out + g * n;
@@ -209,12 +189,12 @@ void lpnorm_kernel(const KernelContext& ctx) {
   if (axis < 0 || axis >= rank) corrupt("LpNormalization's axis is out of range");
   const bool l1 = ctx.attr_int("p", 2) == 1;
   const auto a = static_cast<size_t>(axis);
-  const int64_t outer = product(x.shape, 0, a), len = x.shape[a];
-  const int64_t inner = product(x.shape, a + 1, x.shape.size());
+  const int64_t outer = product(x.shape.begin(), x.shape.begin() + a), len = x.shape[a];
+  const int64_t inner = product(x.shape.begin() + a + 1, x.shape.end());
   expect_count(ctx.outputs[0], x.count(), "LpNormalization's output");
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(outer * inner, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(outer * inner, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = line / inner * len * inner + line % inner;
       double norm = 0;
@@ -312,7 +292,7 @@ void groupnorm_kernel(const KernelContext& ctx) {
   const int64_t batch = x.shape[0];
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(batch * groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(batch * groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t ng = begin; ng < end; ++ng) {
       const int64_t g = ng % groups;
       const float* xs = in + ng * span;
@@ -345,7 +325,7 @@ void lrn_kernel(const KernelContext& ctx) {
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
   const float* in = x.as<const float>();
   float* out = ctx.outputs[0].as<float>();
-  parallel_for(p.count, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(p.count, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t nc = begin; nc < end; ++nc) {
       const int64_t c = nc % p.channels, n0 = nc - c;
       const int64_t lo = std::max<int64_t>(0, c - before);
@@ -365,11 +345,6 @@ void lrn_kernel(const KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------
 // Lowering checks
-
-std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
 
 // Inputs [first, last] that are present are float32 and hold `count`
 // elements each.

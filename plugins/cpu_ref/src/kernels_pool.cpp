@@ -11,26 +11,25 @@
 #include <cmath>
 #include <limits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref pooling";
+
 using Dims3 = std::array<int64_t, 3>;
 constexpr size_t kMaxSpatial = 3;
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kI8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8);
 
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref pooling: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
 // Right-aligns `v` into three dims; the missing leading ones get `fill`.
 Dims3 to3(const std::vector<int64_t>& v, int64_t fill) {
   Dims3 d{fill, fill, fill};
-  if (v.size() > kMaxSpatial) corrupt("more than 3 spatial dims");
+  if (v.size() > kMaxSpatial) corrupt(kScope, "more than 3 spatial dims");
   std::copy(v.begin(), v.end(), d.begin() + static_cast<std::ptrdiff_t>(kMaxSpatial - v.size()));
   return d;
 }
@@ -60,7 +59,7 @@ struct PoolGeometry {
 std::vector<int64_t> spatial_attr(const KernelContext& ctx, const char* name, size_t n,
                                   int64_t fallback) {
   auto v = ctx.attr_ints(name, std::vector<int64_t>(n, fallback));
-  if (v.size() != n) corrupt(std::string(name) + " does not match the spatial rank");
+  if (v.size() != n) corrupt(kScope, std::string(name) + " does not match the spatial rank");
   return v;
 }
 
@@ -108,7 +107,7 @@ PoolGeometry pool_geometry(const KernelContext& ctx) {
   const size_t rank = x.shape.size();
   if (rank < 3 || rank > 2 + kMaxSpatial || y.shape.size() != rank || y.shape[0] != x.shape[0] ||
       y.shape[1] != x.shape[1]) {
-    corrupt("X and Y must be (N, C, 1 to 3 spatial dims) alike");
+    corrupt(kScope, "X and Y must be (N, C, 1 to 3 spatial dims) alike");
   }
   const size_t n = rank - 2;
   PoolGeometry g;
@@ -120,7 +119,7 @@ PoolGeometry pool_geometry(const KernelContext& ctx) {
   g.dilation = to3(spatial_attr(ctx, "dilations", n, 1), 1);
   for (size_t i = 0; i < kMaxSpatial; ++i) {
     if (g.kernel[i] <= 0 || g.stride[i] <= 0 || g.dilation[i] <= 0) {
-      corrupt("kernel_shape, strides and dilations must be positive");
+      corrupt(kScope, "kernel_shape, strides and dilations must be positive");
     }
   }
   resolve_pads(ctx, n, g);
@@ -164,21 +163,10 @@ void for_each_output(const PoolGeometry& g, int threads, Fn&& fn) {
 // int8/uint8: the types the pool kernels are built for.
 template <typename F>
 void dispatch_pool(int32_t dtype, bool with_int8, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      return f.template operator()<float>();
-    case ENP_DTYPE_FLOAT64:
-      return f.template operator()<double>();
-    case ENP_DTYPE_INT8:
-      if (with_int8) return f.template operator()<int8_t>();
-      break;
-    case ENP_DTYPE_UINT8:
-      if (with_int8) return f.template operator()<uint8_t>();
-      break;
-    default:
-      break;
+  if (with_int8 ? !dispatch_among<float, double, int8_t, uint8_t>(dtype, f)
+                : !dispatch_among<float, double>(dtype, f)) {
+    corrupt(kScope, std::string("dtype ") + sdk::dtype_name(dtype) + " has no pooling kernel");
   }
-  corrupt(std::string("dtype ") + sdk::dtype_name(dtype) + " has no pooling kernel");
 }
 
 // Flat index of an input element for MaxPool's Indices: over N x C x spatial,
@@ -195,7 +183,7 @@ void max_pool(const KernelContext& ctx) {
   const bool column_major = ctx.attr_int("storage_order", 0) != 0;
   int64_t* indices =
       ctx.outputs.size() > 1 && ctx.outputs[1].data ? ctx.outputs[1].as<int64_t>() : nullptr;
-  if (indices && ctx.outputs[1].count() != ctx.outputs[0].count()) corrupt("Indices shape");
+  if (indices && ctx.outputs[1].count() != ctx.outputs[0].count()) corrupt(kScope, "Indices shape");
   dispatch_pool(ctx.inputs[0].dtype, true, [&]<typename T>() {
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
@@ -282,7 +270,7 @@ template <typename Reduce>
 void global_pool(const KernelContext& ctx, Reduce reduce) {
   const Buffer& x = ctx.inputs[0];
   if (x.shape.size() < 2 || ctx.outputs[0].count() != x.shape[0] * x.shape[1]) {
-    corrupt("global pool output must be (N, C, 1, ...)");
+    corrupt(kScope, "global pool output must be (N, C, 1, ...)");
   }
   const int64_t planes = x.shape[0] * x.shape[1];
   const int64_t size = planes == 0 ? 0 : x.count() / planes;

@@ -14,38 +14,24 @@
 #include <cmath>
 #include <limits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
+
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref quantization";
 
 using Dims = std::vector<int64_t>;
 
 constexpr uint32_t kQuant8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8);
 
-// --- errors ---------------------------------------------------------------
-
-// Shapes that contradict each other can only come from a damaged artifact:
-// lowering checked them.
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref quantization: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-void require(bool ok, const std::string& what) {
-  if (!ok) corrupt(what);
-}
-
 // --- element access -------------------------------------------------------
-
-int64_t product(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
 
 // Elements of an int8, uint8, int16, uint16 or int32 tensor, widened to
 // int32.
@@ -79,7 +65,7 @@ std::vector<int32_t> widen(const Buffer& b) {
       break;
       // --- end of low-precision integers
     default:
-      corrupt(std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
+      corrupt(kScope, std::string("integer input of dtype ") + sdk::dtype_name(b.dtype));
   }
   return out;
 }
@@ -99,7 +85,7 @@ float round_to_half(float x) {
 // Scale element i of a float32 or float16 tensor.
 float scale_at(const Buffer& b, int64_t i) {
   if (b.dtype == ENP_DTYPE_FLOAT16) return half_to_float(b.as<const uint16_t>()[i]);
-  require(b.dtype == ENP_DTYPE_FLOAT32, "scales must be float32 or float16");
+  require(kScope, b.dtype == ENP_DTYPE_FLOAT32, "scales must be float32 or float16");
   return b.as<const float>()[i];
 }
 
@@ -127,7 +113,7 @@ QRange range_of(int32_t dtype) {
     }
       // --- end of low-precision integers
     default:
-      corrupt(std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
+      corrupt(kScope, std::string("quantized output of dtype ") + sdk::dtype_name(dtype));
   }
 }
 
@@ -163,11 +149,6 @@ void store_quantized(const Buffer& out, int64_t i, int32_t v) {
       out.as<uint8_t>()[i] = static_cast<uint8_t>(v);
       break;
   }
-}
-
-// Small tensors are not worth a thread each.
-int workers(const KernelContext& ctx, int64_t work) {
-  return work < (int64_t{1} << 15) ? 1 : ctx.threads;
 }
 
 // --- scale layouts (QuantizeLinear, DequantizeLinear) ----------------------
@@ -236,15 +217,16 @@ Layout kernel_layout(const KernelContext& ctx) {
   Layout l;
   if (auto why = layout_of(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.attr_int("axis", 1),
                            ctx.attr_int("block_size", 0), l)) {
-    corrupt(*why);
+    corrupt(kScope, *why);
   }
   if (ctx.has_input(2)) {
     const Buffer& zp = ctx.inputs[2];
     const bool per_tensor = l.kind == Layout::Kind::kTensor;
-    require(per_tensor ? zp.count() == 1 : zp.shape == ctx.inputs[1].shape,
+    require(kScope, per_tensor ? zp.count() == 1 : zp.shape == ctx.inputs[1].shape,
             "the zero point's shape differs from the scale's");
   }
-  require(ctx.outputs[0].shape == ctx.inputs[0].shape, "the output's shape differs from x's");
+  require(kScope, ctx.outputs[0].shape == ctx.inputs[0].shape,
+          "the output's shape differs from x's");
   return l;
 }
 
@@ -252,7 +234,7 @@ Layout kernel_layout(const KernelContext& ctx) {
 // by (outer, axis index) rows.
 template <typename Fn>
 void for_each_scaled(const KernelContext& ctx, const Layout& l, Fn fn) {
-  parallel_for(l.outer * l.length, workers(ctx, l.outer * l.length * l.inner),
+  parallel_for(l.outer * l.length, threads_for(ctx, l.outer * l.length * l.inner),
                [&](int64_t begin, int64_t end) {
                  for (int64_t row = begin; row < end; ++row) {
                    const int64_t o = row / l.length, c = row % l.length;
@@ -322,7 +304,7 @@ void dequantize_linear(const KernelContext& ctx) {
   const Buffer& x = ctx.inputs[0];
   const Buffer& scale = ctx.inputs[1];
   const Buffer& out = ctx.outputs[0];
-  require(out.dtype == ENP_DTYPE_FLOAT32 || out.dtype == ENP_DTYPE_FLOAT16,
+  require(kScope, out.dtype == ENP_DTYPE_FLOAT32 || out.dtype == ENP_DTYPE_FLOAT16,
           "DequantizeLinear's output must be float32 or float16");
   const bool half_out = out.dtype == ENP_DTYPE_FLOAT16;
   auto store = [&](int64_t i, int64_t s, double dx) {
@@ -358,7 +340,8 @@ void dequantize_linear(const KernelContext& ctx) {
 // of the range and quantize like 0.
 void dynamic_quantize_linear(const KernelContext& ctx) {
   const Buffer& xb = ctx.inputs[0];
-  require(ctx.outputs.size() == 3 && ctx.outputs[0].shape == xb.shape &&
+  require(kScope,
+          ctx.outputs.size() == 3 && ctx.outputs[0].shape == xb.shape &&
               ctx.outputs[1].count() == 1 && ctx.outputs[2].count() == 1,
           "DynamicQuantizeLinear's outputs do not match x");
   const float* x = xb.as<const float>();
@@ -372,7 +355,7 @@ void dynamic_quantize_linear(const KernelContext& ctx) {
   const float zp_float = std::clamp(0.0f - lo / scale, 0.0f, 255.0f);
   const auto zp = static_cast<int32_t>(std::nearbyint(zp_float));
   uint8_t* y = ctx.outputs[0].as<uint8_t>();
-  parallel_for(xb.count(), workers(ctx, xb.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(xb.count(), threads_for(ctx, xb.count()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       y[i] = static_cast<uint8_t>(requantize(x[i] / scale, zp, QRange{0, 255}));
     }
@@ -391,23 +374,23 @@ struct MatmulShape {
 };
 
 MatmulShape matmul_shape(const Dims& a, const Dims& b, const Buffer& out) {
-  require(!a.empty() && !b.empty(), "MatMul inputs must have rank >= 1");
+  require(kScope, !a.empty() && !b.empty(), "MatMul inputs must have rank >= 1");
   MatmulShape s{a, b, {}, 0, 0, 0};
   if (s.a.size() == 1) s.a.insert(s.a.begin(), 1);
   if (s.b.size() == 1) s.b.push_back(1);
   s.m = s.a[s.a.size() - 2];
   s.k = s.a.back();
   s.n = s.b.back();
-  require(s.b[s.b.size() - 2] == s.k, "MatMul inner dimensions differ");
+  require(kScope, s.b[s.b.size() - 2] == s.k, "MatMul inner dimensions differ");
   const size_t rank = std::max(s.a.size(), s.b.size()) - 2;
   s.batch.assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i + s.a.size() - 2 >= rank ? s.a[i + s.a.size() - 2 - rank] : 1;
     const int64_t db = i + s.b.size() - 2 >= rank ? s.b[i + s.b.size() - 2 - rank] : 1;
-    require(da == db || da == 1 || db == 1, "MatMul batch dimensions do not broadcast");
+    require(kScope, da == db || da == 1 || db == 1, "MatMul batch dimensions do not broadcast");
     s.batch[i] = da == 1 ? db : da;
   }
-  require(out.count() == product(s.batch) * s.m * s.n, "MatMul output size differs");
+  require(kScope, out.count() == product(s.batch) * s.m * s.n, "MatMul output size differs");
   return s;
 }
 
@@ -420,10 +403,10 @@ std::vector<int32_t> centered(const Buffer& x, const Dims& shape, const Buffer* 
     for (int32_t& e : v) e -= z[0];
     return v;
   }
-  require(zp_shape.size() <= shape.size(), "a zero point has a higher rank than its input");
+  require(kScope, zp_shape.size() <= shape.size(), "a zero point has a higher rank than its input");
   for (size_t i = 0; i < zp_shape.size(); ++i) {
     const int64_t d = zp_shape[zp_shape.size() - 1 - i];
-    require(d == 1 || d == shape[shape.size() - 1 - i], "a zero point does not broadcast");
+    require(kScope, d == 1 || d == shape[shape.size() - 1 - i], "a zero point does not broadcast");
   }
   const auto zs = broadcast_strides(zp_shape, shape.size());
   std::vector<int64_t> idx(shape.size(), 0);
@@ -488,7 +471,7 @@ void matmul_integer(const KernelContext& ctx) {
   const auto a = centered(ctx.inputs[0], s.a, azp, azp ? row_zero_point_shape(*azp, s.m) : Dims{});
   const auto b = centered(ctx.inputs[1], s.b, bzp, bzp ? bzp->shape : Dims{});
   int32_t* y = out.as<int32_t>();
-  int_matmul(a, b, s, workers(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
+  int_matmul(a, b, s, threads_for(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
     for (int64_t j = 0; j < s.n; ++j) y[row * s.n + j] = saturate_int32(acc[j]);
   });
 }
@@ -514,11 +497,12 @@ void qlinear_matmul(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const Buffer &ab = ctx.inputs[0], &bb = ctx.inputs[3];
   const MatmulShape s = matmul_shape(ab.shape, bb.shape, out);
-  require(ctx.inputs[1].count() == 1 && ctx.inputs[2].count() == 1 && ctx.inputs[6].count() == 1 &&
+  require(kScope,
+          ctx.inputs[1].count() == 1 && ctx.inputs[2].count() == 1 && ctx.inputs[6].count() == 1 &&
               ctx.inputs[7].count() == 1,
           "a's and y's scales and zero points must be single values");
   for (size_t i : {size_t{4}, size_t{5}}) {
-    require(ctx.inputs[i].count() == 1 || ctx.inputs[i].count() == s.n,
+    require(kScope, ctx.inputs[i].count() == 1 || ctx.inputs[i].count() == s.n,
             "b's scale and zero point must be one value or one per column");
   }
   const auto a = centered(ab, s.a, &ctx.inputs[2], ctx.inputs[2].shape);
@@ -526,7 +510,7 @@ void qlinear_matmul(const KernelContext& ctx) {
   const auto mult = matmul_multipliers(ctx.inputs[1], ctx.inputs[4], ctx.inputs[6], s.n);
   const int32_t yzp = widen(ctx.inputs[7])[0];
   const QRange r = range_of(out.dtype);
-  int_matmul(a, b, s, workers(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
+  int_matmul(a, b, s, threads_for(ctx, out.count() * s.k), [&](int64_t row, const int64_t* acc) {
     for (int64_t j = 0; j < s.n; ++j) {
       const double v = static_cast<double>(saturate_int32(acc[j])) * mult[static_cast<size_t>(j)];
       store_quantized(out, row * s.n + j, requantize(v, yzp, r));
@@ -558,7 +542,7 @@ Dims3 to3(const Dims& v, int64_t fill) {
 
 Dims spatial_attr(const KernelContext& ctx, const char* name, size_t n, int64_t fallback) {
   Dims v = ctx.attr_ints(name, Dims(n, fallback));
-  require(v.size() == n, std::string(name) + " does not match the spatial rank");
+  require(kScope, v.size() == n, std::string(name) + " does not match the spatial rank");
   return v;
 }
 
@@ -580,7 +564,7 @@ std::pair<int64_t, int64_t> axis_window(const std::string& auto_pad, int64_t in,
 
 ConvShape conv_shape(const KernelContext& ctx, const Buffer& x, const Buffer& w, const Buffer& y) {
   const size_t rank = x.shape.size();
-  require(rank >= 3 && rank <= 5 && w.shape.size() == rank && y.shape.size() == rank,
+  require(kScope, rank >= 3 && rank <= 5 && w.shape.size() == rank && y.shape.size() == rank,
           "X, W and Y must have the same rank, 3 to 5");
   const size_t n = rank - 2;
   ConvShape c;
@@ -588,7 +572,8 @@ ConvShape conv_shape(const KernelContext& ctx, const Buffer& x, const Buffer& w,
   c.in_channels = x.shape[1];
   c.out_channels = w.shape[0];
   c.group = ctx.attr_int("group", 1);
-  require(c.group > 0 && c.out_channels % c.group == 0 && w.shape[1] * c.group == c.in_channels &&
+  require(kScope,
+          c.group > 0 && c.out_channels % c.group == 0 && w.shape[1] * c.group == c.in_channels &&
               y.shape[0] == c.batch && y.shape[1] == c.out_channels,
           "channels do not match W and group");
   const Dims in(x.shape.begin() + 2, x.shape.end()), kernel(w.shape.begin() + 2, w.shape.end());
@@ -598,10 +583,11 @@ ConvShape conv_shape(const KernelContext& ctx, const Buffer& x, const Buffer& w,
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   Dims begin(n);
   for (size_t i = 0; i < n; ++i) {
-    require(strides[i] > 0 && dilations[i] > 0, "strides and dilations must be positive");
+    require(kScope, strides[i] > 0 && dilations[i] > 0, "strides and dilations must be positive");
     const auto [pad, out] =
         axis_window(auto_pad, in[i], kernel[i], strides[i], dilations[i], pads[i], pads[i + n]);
-    require(out == y.shape[i + 2], "the output's spatial dims differ from the convolution's");
+    require(kScope, out == y.shape[i + 2],
+            "the output's spatial dims differ from the convolution's");
     begin[i] = pad;
   }
   c.in = to3(in, 1);
@@ -671,21 +657,22 @@ void int_conv(const std::vector<int32_t>& x, const std::vector<int32_t>& w, cons
 // W minus its zero point, one value or one per output channel.
 std::vector<int32_t> centered_weights(const Buffer& w, const Buffer* zp) {
   if (!zp || zp->count() == 1) return centered(w, w.shape, zp, {});
-  require(zp->count() == w.shape[0], "W's zero point must be one value or one per output channel");
+  require(kScope, zp->count() == w.shape[0],
+          "W's zero point must be one value or one per output channel");
   Dims per_channel(w.shape.size(), 1);
   per_channel[0] = w.shape[0];
   return centered(w, w.shape, zp, per_channel);
 }
 
 int conv_workers(const KernelContext& ctx, const ConvShape& g) {
-  return workers(ctx, g.batch * g.out_channels * g.out_size() * g.kernel_size());
+  return threads_for(ctx, g.batch * g.out_channels * g.out_size() * g.kernel_size());
 }
 
 void conv_integer(const KernelContext& ctx) {
   const Buffer &xb = ctx.inputs[0], &wb = ctx.inputs[1], &out = ctx.outputs[0];
   const ConvShape g = conv_shape(ctx, xb, wb, out);
   const Buffer* xzp = ctx.has_input(2) ? &ctx.inputs[2] : nullptr;
-  require(!xzp || xzp->count() == 1, "X's zero point must be one value");
+  require(kScope, !xzp || xzp->count() == 1, "X's zero point must be one value");
   const auto x = centered(xb, xb.shape, xzp, {});
   const auto w = centered_weights(wb, ctx.has_input(3) ? &ctx.inputs[3] : nullptr);
   int32_t* y = out.as<int32_t>();
@@ -700,15 +687,17 @@ void qlinear_conv(const KernelContext& ctx) {
   const Buffer &xb = ctx.inputs[0], &wb = ctx.inputs[3], &out = ctx.outputs[0];
   const ConvShape g = conv_shape(ctx, xb, wb, out);
   for (size_t i : {size_t{1}, size_t{2}, size_t{6}, size_t{7}}) {
-    require(ctx.inputs[i].count() == 1, "X's and Y's scales and zero points must be single values");
+    require(kScope, ctx.inputs[i].count() == 1,
+            "X's and Y's scales and zero points must be single values");
   }
-  require(ctx.inputs[4].count() == 1 || ctx.inputs[4].count() == g.out_channels,
+  require(kScope, ctx.inputs[4].count() == 1 || ctx.inputs[4].count() == g.out_channels,
           "W's scale must be one value or one per output channel");
   const auto x = centered(xb, xb.shape, &ctx.inputs[2], {});
   const auto w = centered_weights(wb, &ctx.inputs[5]);
   std::vector<int32_t> bias(static_cast<size_t>(g.out_channels), 0);
   if (ctx.has_input(8)) {
-    require(ctx.inputs[8].count() == g.out_channels, "B must have one value per output channel");
+    require(kScope, ctx.inputs[8].count() == g.out_channels,
+            "B must have one value per output channel");
     bias = widen(ctx.inputs[8]);
   }
   std::vector<double> mult(static_cast<size_t>(g.out_channels));
@@ -730,16 +719,6 @@ void qlinear_conv(const KernelContext& ctx) {
 }
 
 // --- lowering checks --------------------------------------------------------
-
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-Dims dims_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : Dims{};
-}
 
 std::string dtype_problem(size_t input, int32_t dtype, const char* allowed) {
   return "input " + std::to_string(input) + " is " + sdk::dtype_name(dtype) + " (" + allowed +
@@ -772,12 +751,12 @@ std::optional<std::string> float_input(const sdk::NodeView& node, const sdk::Gra
 // DequantizeLinear fit x.
 std::optional<std::string> layout_problem(const sdk::NodeView& node, const sdk::GraphView& g) {
   Layout l;
-  const Dims x = dims_of(g, node.input(0)), scale = dims_of(g, node.input(1));
+  const Dims x = shape_of(g, node.input(0)), scale = shape_of(g, node.input(1));
   if (auto why = layout_of(x, scale, node.attr_int("axis", 1), node.attr_int("block_size", 0), l)) {
     return why;
   }
   if (node.input(2).empty()) return std::nullopt;
-  const Dims zp = dims_of(g, node.input(2));
+  const Dims zp = shape_of(g, node.input(2));
   const bool ok = l.kind == Layout::Kind::kTensor ? product(zp) == 1 : zp == scale;
   if (!ok)
     return "zero point " + sdk::shape_string(zp) + " differs from scale " +
@@ -845,7 +824,7 @@ std::optional<std::string> dequantize_check(const sdk::NodeView& node, const sdk
 
 // Elements of input i (absent: 1).
 int64_t count_of(const sdk::NodeView& node, const sdk::GraphView& g, size_t i) {
-  return node.input(i).empty() ? 1 : product(dims_of(g, node.input(i)));
+  return node.input(i).empty() ? 1 : product(shape_of(g, node.input(i)));
 }
 
 std::optional<std::string> matmul_integer_check(const sdk::NodeView& node,
@@ -880,7 +859,7 @@ std::optional<std::string> qlinear_matmul_check(const sdk::NodeView& node,
       return "input " + std::to_string(i) + " must hold one value (per-tensor quantization)";
     }
   }
-  const Dims b = dims_of(g, node.input(3));
+  const Dims b = shape_of(g, node.input(3));
   for (size_t i : {size_t{4}, size_t{5}}) {
     const int64_t c = count_of(node, g, i);
     if (c != 1 && (b.empty() || c != b.back())) {
@@ -893,7 +872,7 @@ std::optional<std::string> qlinear_matmul_check(const sdk::NodeView& node,
 // Shared by ConvInteger and QLinearConv: 1-3 spatial dims, W's kernel.
 std::optional<std::string> conv_problem(const sdk::NodeView& node, const sdk::GraphView& g,
                                         size_t w_input) {
-  const Dims x = dims_of(g, node.input(0)), w = dims_of(g, node.input(w_input));
+  const Dims x = shape_of(g, node.input(0)), w = shape_of(g, node.input(w_input));
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
     return "only 1-D, 2-D and 3-D convolutions are supported";
   }
@@ -936,7 +915,7 @@ std::optional<std::string> qlinear_conv_check(const sdk::NodeView& node, const s
     }
   }
   const int64_t w_scales = count_of(node, g, 4);
-  const Dims w = dims_of(g, node.input(3));
+  const Dims w = shape_of(g, node.input(3));
   if (w_scales != 1 && (w.empty() || w_scales != w[0])) {
     return "W's scale must hold one value or one per output channel";
   }

@@ -11,49 +11,28 @@
 #include <numeric>
 #include <type_traits>
 
+#include "errors.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Data movement is cheap per element: threads pay off only on larger
+// tensors than for arithmetic.
+constexpr int64_t kParallelGrain = int64_t{1} << 16;
+
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref";
+
 using Dims = std::vector<int64_t>;
-
-[[noreturn]] void value_error(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values consistent with the shapes the model was compiled for");
-}
-
-void require_shapes(bool ok, const std::string& where) {
-  if (!ok) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref: " + where,
-                     "recompile the artifact with 'eulernpu compile'");
-  }
-}
-
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-int workers(const KernelContext& ctx, int64_t elements) {
-  return elements < (int64_t{1} << 16) ? 1 : ctx.threads;
-}
-
-Dims read_ints(const Buffer& b) {
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
-  }
-  return v;
-}
 
 int64_t axis_for(int64_t axis, size_t rank, const char* op) {
   const auto r = static_cast<int64_t>(rank);
   const int64_t a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) {
-    value_error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(rank));
+    value_out_of_range(std::string(op) + ": axis " + std::to_string(axis) +
+                       " is out of range for rank " + std::to_string(rank));
   }
   return a;
 }
@@ -267,7 +246,7 @@ std::optional<std::vector<bool>> reduced_axes(const KernelContext& ctx, size_t r
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
     const auto d = static_cast<size_t>(axis_for(a, rank, "Reduce"));
-    if (reduced[d]) value_error("Reduce: axis " + std::to_string(a) + " repeats");
+    if (reduced[d]) value_out_of_range("Reduce: axis " + std::to_string(a) + " repeats");
     reduced[d] = true;
   }
   return reduced;
@@ -280,7 +259,7 @@ void reduce_kernel(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const auto reduced = reduced_axes<since>(ctx, in.shape.size());
   if (!reduced) {
-    require_shapes(out.shape == in.shape && out.dtype == in.dtype, "Reduce: noop shape differs");
+    require(kScope, out.shape == in.shape && out.dtype == in.dtype, "Reduce: noop shape differs");
     std::memcpy(out.data, in.data, static_cast<size_t>(in.count()) * sdk::dtype_size(in.dtype));
     return;
   }
@@ -294,16 +273,18 @@ void reduce_kernel(const KernelContext& ctx) {
     }
   }
   if (expect != out.shape) {
-    value_error("Reduce: the axes give " + sdk::shape_string(expect) +
-                " but the model was compiled for " + sdk::shape_string(out.shape));
+    value_out_of_range("Reduce: the axes give " + sdk::shape_string(expect) +
+                       " but the model was compiled for " + sdk::shape_string(out.shape));
   }
   const ReducePlan p = plan_reduce(in.shape, *reduced);
   dispatch_dtype(in.dtype, [&]<typename T>() {
     const T* x = in.as<const T>();
     T* y = out.as<T>();
-    parallel_for(p.outputs, workers(ctx, in.count()), [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) y[o] = reduce_one<R>(x, p, base_offset(p, o));
-    });
+    parallel_for(p.outputs, threads_for(ctx, in.count(), kParallelGrain),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t o = begin; o < end; ++o)
+                     y[o] = reduce_one<R>(x, p, base_offset(p, o));
+                 });
   });
 }
 
@@ -328,9 +309,9 @@ void arg_kernel(const KernelContext& ctx) {
   const int64_t axis = axis_for(ctx.attr_int("axis", 0), in.shape.size(), "ArgMax/ArgMin");
   const bool last = ctx.attr_int("select_last_index", 0) != 0;
   const AxisSplit s = split_at(in.shape, axis);
-  require_shapes(out.count() == s.outer * s.inner, "ArgMax/ArgMin: output size differs");
+  require(kScope, out.count() == s.outer * s.inner, "ArgMax/ArgMin: output size differs");
   if (out.count() == 0) return;
-  require_shapes(s.length > 0, "ArgMax/ArgMin: the axis is empty");
+  require(kScope, s.length > 0, "ArgMax/ArgMin: the axis is empty");
   int64_t* y = out.as<int64_t>();
   dispatch_dtype(in.dtype, [&]<typename T>() {
     const T* x = in.as<const T>();
@@ -365,18 +346,18 @@ void top_k(const KernelContext& ctx) {
   const Buffer& values = ctx.outputs[0];
   const int64_t axis = axis_for(ctx.attr_int("axis", -1), in.shape.size(), "TopK");
   const Dims k_value = ctx.opset < 10 ? Dims{ctx.attr_int("k", 0)} : read_ints(ctx.inputs[1]);
-  if (k_value.size() != 1) value_error("TopK: K must hold one value");
+  if (k_value.size() != 1) value_out_of_range("TopK: K must hold one value");
   const int64_t k = k_value[0];
   const AxisSplit s = split_at(in.shape, axis);
   Dims expect = in.shape;
   expect[static_cast<size_t>(axis)] = k;
   if (k < 0 || k > s.length || expect != values.shape) {
-    value_error("TopK: K = " + std::to_string(k) + " does not fit the axis of size " +
-                std::to_string(s.length) + " and the compiled shape " +
-                sdk::shape_string(values.shape));
+    value_out_of_range("TopK: K = " + std::to_string(k) + " does not fit the axis of size " +
+                       std::to_string(s.length) + " and the compiled shape " +
+                       sdk::shape_string(values.shape));
   }
   const bool has_indices = ctx.outputs.size() > 1 && ctx.outputs[1].dtype != ENP_DTYPE_UNDEFINED;
-  require_shapes(!has_indices || ctx.outputs[1].shape == expect, "TopK: indices shape differs");
+  require(kScope, !has_indices || ctx.outputs[1].shape == expect, "TopK: indices shape differs");
   const bool largest = ctx.attr_int("largest", 1) != 0;
   // sorted=0 leaves the order unspecified; sorted order is one valid choice.
   dispatch_dtype(in.dtype, [&]<typename T>() {
@@ -407,9 +388,9 @@ void cum_sum(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
   const Dims axis_value = read_ints(ctx.inputs[1]);
-  if (axis_value.size() != 1) value_error("CumSum: axis must hold one value");
+  if (axis_value.size() != 1) value_out_of_range("CumSum: axis must hold one value");
   const int64_t axis = axis_for(axis_value[0], in.shape.size(), "CumSum");
-  require_shapes(out.shape == in.shape && out.dtype == in.dtype, "CumSum: output shape differs");
+  require(kScope, out.shape == in.shape && out.dtype == in.dtype, "CumSum: output shape differs");
   const bool exclusive = ctx.attr_int("exclusive", 0) != 0;
   const bool reverse = ctx.attr_int("reverse", 0) != 0;
   const AxisSplit s = split_at(in.shape, axis);

@@ -12,20 +12,19 @@
 #include <cstring>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
 
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref Resize";
+
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 // Bound on the taps of one axis (antialiasing at a tiny scale widens them).
 constexpr int64_t kMaxTaps = int64_t{1} << 27;
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref Resize: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
 
 [[noreturn]] void bad_input(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid Resize input", "cpu_ref Resize: " + what,
@@ -75,7 +74,7 @@ std::vector<double> read_floats(const Buffer& b) {
     } else if (b.dtype == ENP_DTYPE_FLOAT64) {
       out[i] = b.as<double>()[i];
     } else {
-      corrupt("scales and roi must be float32 or float64");
+      corrupt(kScope, "scales and roi must be float32 or float64");
     }
   }
   return out;
@@ -85,7 +84,7 @@ std::vector<size_t> read_axes(const KernelContext& ctx, size_t rank) {
   std::vector<size_t> axes;
   for (int64_t a : ctx.attr_ints("axes")) {
     const int64_t r = static_cast<int64_t>(rank);
-    if (a < -r || a >= r) corrupt("axes entry out of range");
+    if (a < -r || a >= r) corrupt(kScope, "axes entry out of range");
     axes.push_back(static_cast<size_t>(a < 0 ? a + r : a));
   }
   if (axes.empty()) {
@@ -114,7 +113,7 @@ std::vector<double> axis_scales(const KernelContext& ctx, bool upsample,
   }
   std::vector<int64_t> sizes;
   if (!legacy(ctx, upsample) && ctx.has_input(3) && ctx.inputs[3].count() > 0) {
-    if (ctx.inputs[3].dtype != ENP_DTYPE_INT64) corrupt("sizes must be int64");
+    if (ctx.inputs[3].dtype != ENP_DTYPE_INT64) corrupt(kScope, "sizes must be int64");
     const Buffer& s = ctx.inputs[3];
     sizes.assign(s.as<int64_t>(), s.as<int64_t>() + s.count());
     if (sizes.size() != axes.size()) bad_input("sizes must have one entry per axis");
@@ -324,7 +323,7 @@ void resize_typed(const KernelContext& ctx, const std::vector<Taps>& taps,
   std::vector<T> ping, pong;
   if constexpr (!std::is_floating_point_v<T>) {
     for (size_t a : order) {
-      if (taps[a].n != 1) corrupt("integer tensors resize with mode nearest only");
+      if (taps[a].n != 1) corrupt(kScope, "integer tensors resize with mode nearest only");
     }
   }
   if (order.empty()) {
@@ -353,7 +352,7 @@ void resize_typed(const KernelContext& ctx, const std::vector<Taps>& taps,
 void resize_kernel(const KernelContext& ctx, bool upsample) {
   const Buffer& x = ctx.inputs[0];
   const Buffer& y = ctx.outputs[0];
-  if (y.shape.size() != x.shape.size()) corrupt("Y must have X's rank");
+  if (y.shape.size() != x.shape.size()) corrupt(kScope, "Y must have X's rank");
   if (y.count() == 0) return;
   if (x.count() == 0) {
     // Nothing to interpolate from: the output is all zero bytes.

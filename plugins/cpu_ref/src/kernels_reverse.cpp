@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
 
@@ -21,9 +22,7 @@ void reverse_sequence_kernel(const KernelContext& ctx) {
   const int64_t batch_axis = ctx.attr_int("batch_axis", 1);
   if (x.shape.size() < 2 || y.shape != x.shape || (time_axis != 0 && time_axis != 1) ||
       batch_axis != 1 - time_axis || lens.count() != x.shape[static_cast<size_t>(batch_axis)]) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                     "cpu_ref: ReverseSequence shapes or axes do not agree",
-                     "recompile the artifact with 'eulernpu compile'");
+    corrupt("cpu_ref", "ReverseSequence shapes or axes do not agree");
   }
   const int64_t steps = x.shape[static_cast<size_t>(time_axis)];
   const int64_t batch = x.shape[static_cast<size_t>(batch_axis)];

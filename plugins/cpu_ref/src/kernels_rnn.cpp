@@ -15,23 +15,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-[[noreturn]] void out_of_range(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
 
 enum class Cell { kRnn, kGru, kLstm };
 
@@ -559,9 +549,9 @@ void rnn_kernel(const KernelContext& ctx) {
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t len = in.seq_lens[b];
       if (len < 0 || len > p.seq) {
-        out_of_range(std::string(cell_name(kCell)) + ": sequence_lens[" + std::to_string(b) +
-                     "] = " + std::to_string(len) + " is outside [0, " + std::to_string(p.seq) +
-                     "]");
+        index_out_of_range(std::string(cell_name(kCell)) + ": sequence_lens[" + std::to_string(b) +
+                           "] = " + std::to_string(len) + " is outside [0, " +
+                           std::to_string(p.seq) + "]");
       }
       lens[static_cast<size_t>(b)] = len;
     }

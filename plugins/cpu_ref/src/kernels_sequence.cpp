@@ -13,9 +13,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -24,98 +27,11 @@ constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
 
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-[[noreturn]] void out_of_range(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
-
-// ---------------------------------------------------------------------------
-// Element storage: load() widens exactly, store() rounds once to nearest,
-// ties to even.
-
-double load(float v) { return v; }
-double load(double v) { return v; }
-double load(Half h) { return half_to_double(h.bits); }
-
-template <typename S>
-S store(double v);
-template <>
-float store<float>(double v) {
-  return narrow_to_float(v);
-}
-template <>
-double store<double>(double v) {
-  return v;
-}
-template <>
-Half store<Half>(double v) {
-  return Half{half_from_double(v)};
-}
-
-// v rounded to S and widened back: an intermediate the function body keeps
-// in the input type.
-template <typename S>
-double round_to(double v) {
-  return load(store<S>(v));
-}
-
-// Calls f.template operator()<S>() with S the storage type of a float dtype.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
-  }
-}
-
 double silu(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 
 // ---------------------------------------------------------------------------
 // Operands: dtype and shape as lowering sees them in the graph and the
 // kernel in its buffers, so both validate with the same code.
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
-
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g,
-                                    bool outputs) {
-  const size_t n = outputs ? node.output_count() : node.input_count();
-  std::vector<Operand> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view name = outputs ? node.output(i) : node.input(i);
-    if (name.empty()) continue;
-    if (const auto v = g.value(name)) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-std::vector<Operand> buffer_operands(std::span<const Buffer> buffers) {
-  std::vector<Operand> out;
-  for (const Buffer& b : buffers) out.push_back({b.dtype, b.shape});
-  return out;
-}
-
-Operand operand_at(const std::vector<Operand>& ops, size_t i) {
-  return i < ops.size() ? ops[i] : Operand{};
-}
 
 // Declared outputs must have the dtype and shape the op computes.
 std::optional<std::string> outputs_problem(const std::vector<Operand>& outs,
@@ -139,10 +55,6 @@ void check_outputs(const KernelContext& ctx, const std::vector<Operand>& expecte
   }
 }
 
-bool wants(const KernelContext& ctx, size_t output) {
-  return output < ctx.outputs.size() && ctx.outputs[output].dtype != ENP_DTYPE_UNDEFINED;
-}
-
 // ---------------------------------------------------------------------------
 // SwiGLU (opset 28): Y = Swish_alpha(A) * B, A and B of one shape. The
 // function body rounds Swish's result to T before the product.
@@ -164,7 +76,7 @@ void swiglu_typed(const KernelContext& ctx) {
   const S* b = ctx.inputs[1].as<const S>();
   S* y = ctx.outputs[0].as<S>();
   const int64_t n = ctx.inputs[0].count();
-  parallel_for(n, n >= (int64_t{1} << 15) ? ctx.threads : 1, [&](int64_t begin, int64_t end) {
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       y[i] = store<S>(round_to<S>(silu(load(a[i]), alpha)) * load(b[i]));
     }
@@ -179,7 +91,7 @@ void swiglu_kernel(const KernelContext& ctx) {
 }
 
 std::optional<std::string> swiglu_check(const sdk::NodeView& node, const sdk::GraphView& g) {
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why = swiglu_problem(in)) return why;
   return outputs_problem(graph_operands(node, g, true), {in[0]});
 }
@@ -250,10 +162,10 @@ void scatter_kernel(const KernelContext& ctx) {
     const int64_t w = write[b];
     const bool ok = d.circular ? w >= 0 : w >= 0 && w <= d.cache_len - d.update_len;
     if (!ok) {
-      out_of_range("TensorScatter: write_indices[" + std::to_string(b) +
-                   "] = " + std::to_string(w) + " does not fit " + std::to_string(d.update_len) +
-                   " positions into a cache of " + std::to_string(d.cache_len) +
-                   (d.circular ? " (circular mode needs a non-negative index)" : ""));
+      index_out_of_range("TensorScatter: write_indices[" + std::to_string(b) + "] = " +
+                         std::to_string(w) + " does not fit " + std::to_string(d.update_len) +
+                         " positions into a cache of " + std::to_string(d.cache_len) +
+                         (d.circular ? " (circular mode needs a non-negative index)" : ""));
     }
   }
   const size_t width = sdk::dtype_size(in[0].dtype);
@@ -277,7 +189,7 @@ void scatter_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> scatter_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   ScatterDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why =
           scatter_problem(in, node.attr_int("axis", -2), node.attr_string("mode", "linear"), d)) {
     return why;
@@ -344,8 +256,7 @@ void causal_typed(const KernelContext& ctx, const CausalDims& d) {
   S* y = ctx.outputs[0].as<S>();
   S* present = wants(ctx, 1) ? ctx.outputs[1].as<S>() : nullptr;
   const int64_t k = d.kernel, state = d.state(), padded = state + d.length;
-  parallel_for(d.batch * d.channels,
-               d.batch * d.channels * padded * k >= (int64_t{1} << 15) ? ctx.threads : 1,
+  parallel_for(d.batch * d.channels, threads_for(ctx, d.batch * d.channels * padded * k),
                [&](int64_t begin, int64_t end) {
                  std::vector<double> seq(static_cast<size_t>(padded));
                  for (int64_t bc = begin; bc < end; ++bc) {
@@ -387,7 +298,7 @@ void causal_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> causal_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   CausalDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why = causal_problem(in, node.attr_string("activation", "none"), d)) return why;
   return outputs_problem(graph_operands(node, g, true), causal_outputs(in, d));
 }
@@ -523,61 +434,60 @@ void linear_typed(const KernelContext& ctx, const LinearDims& d) {
   const int64_t work = d.batch * d.seq * d.q_heads * state_size * 4;
   // Each (batch, kv head) runs its own recurrence and writes its own output
   // columns, so the split never changes a result.
-  parallel_for(d.batch * d.kv_heads, work >= (int64_t{1} << 15) ? ctx.threads : 1,
-               [&](int64_t begin, int64_t end) {
-                 std::vector<double> retrieved(static_cast<size_t>(dv));
-                 for (int64_t bh = begin; bh < end; ++bh) {
-                   const int64_t b = bh / d.kv_heads, h = bh % d.kv_heads;
-                   double* s = states.data() + bh * state_size;
-                   for (int64_t t = 0; t < d.seq; ++t) {
-                     const int64_t token = b * d.seq + t;
-                     const S* kt = k + (token * d.kv_heads + h) * dk;
-                     const S* vt = v + (token * d.kv_heads + h) * dv;
-                     if (decay) {
-                       for (int64_t i = 0; i < dk; ++i) {
-                         const int64_t gi = d.head_decay ? token * d.kv_heads + h
-                                                         : (token * d.kv_heads + h) * dk + i;
-                         const double g = std::exp(load(decay[gi]));
-                         for (int64_t j = 0; j < dv; ++j) s[i * dv + j] *= g;
-                       }
-                     }
-                     if (beta) {
-                       // The write is beta * (v - S^T k), S already decayed.
-                       std::fill(retrieved.begin(), retrieved.end(), 0.0);
-                       for (int64_t i = 0; i < dk; ++i) {
-                         const double ki = load(kt[i]);
-                         for (int64_t j = 0; j < dv; ++j) {
-                           retrieved[static_cast<size_t>(j)] += s[i * dv + j] * ki;
-                         }
-                       }
-                       const double bt = load(beta[d.shared_beta ? token : token * d.kv_heads + h]);
-                       for (int64_t j = 0; j < dv; ++j) {
-                         auto& r = retrieved[static_cast<size_t>(j)];
-                         r = bt * (load(vt[j]) - r);
-                       }
-                     } else {
-                       for (int64_t j = 0; j < dv; ++j) {
-                         retrieved[static_cast<size_t>(j)] = load(vt[j]);
-                       }
-                     }
-                     for (int64_t i = 0; i < dk; ++i) {
-                       const double ki = load(kt[i]);
-                       for (int64_t j = 0; j < dv; ++j) {
-                         s[i * dv + j] += ki * retrieved[static_cast<size_t>(j)];
-                       }
-                     }
-                     for (int64_t qh = h * group; qh < (h + 1) * group; ++qh) {
-                       const S* qt = q + (token * d.q_heads + qh) * dk;
-                       S* out = y + (token * d.q_heads + qh) * dv;
-                       for (int64_t j = 0; j < dv; ++j) {
-                         double acc = 0;
-                         for (int64_t i = 0; i < dk; ++i) acc += load(qt[i]) * s[i * dv + j];
-                         out[j] = store<S>(scale * acc);
-                       }
-                     }
-                   }
-                 }
-               });
+  parallel_for(d.batch * d.kv_heads, threads_for(ctx, work), [&](int64_t begin, int64_t end) {
+    std::vector<double> retrieved(static_cast<size_t>(dv));
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / d.kv_heads, h = bh % d.kv_heads;
+      double* s = states.data() + bh * state_size;
+      for (int64_t t = 0; t < d.seq; ++t) {
+        const int64_t token = b * d.seq + t;
+        const S* kt = k + (token * d.kv_heads + h) * dk;
+        const S* vt = v + (token * d.kv_heads + h) * dv;
+        if (decay) {
+          for (int64_t i = 0; i < dk; ++i) {
+            const int64_t gi =
+                d.head_decay ? token * d.kv_heads + h : (token * d.kv_heads + h) * dk + i;
+            const double g = std::exp(load(decay[gi]));
+            for (int64_t j = 0; j < dv; ++j) s[i * dv + j] *= g;
+          }
+        }
+        if (beta) {
+          // The write is beta * (v - S^T k), S already decayed.
+          std::fill(retrieved.begin(), retrieved.end(), 0.0);
+          for (int64_t i = 0; i < dk; ++i) {
+            const double ki = load(kt[i]);
+            for (int64_t j = 0; j < dv; ++j) {
+              retrieved[static_cast<size_t>(j)] += s[i * dv + j] * ki;
+            }
+          }
+          const double bt = load(beta[d.shared_beta ? token : token * d.kv_heads + h]);
+          for (int64_t j = 0; j < dv; ++j) {
+            auto& r = retrieved[static_cast<size_t>(j)];
+            r = bt * (load(vt[j]) - r);
+          }
+        } else {
+          for (int64_t j = 0; j < dv; ++j) {
+            retrieved[static_cast<size_t>(j)] = load(vt[j]);
+          }
+        }
+        for (int64_t i = 0; i < dk; ++i) {
+          const double ki = load(kt[i]);
+          for (int64_t j = 0; j < dv; ++j) {
+            s[i * dv + j] += ki * retrieved[static_cast<size_t>(j)];
+          }
+        }
+        for (int64_t qh = h * group; qh < (h + 1) * group; ++qh) {
+          const S* qt = q + (token * d.q_heads + qh) * dk;
+          S* out = y + (token * d.q_heads + qh) * dv;
+          for (int64_t j = 0; j < dv; ++j) {
+            double acc = 0;
+            for (int64_t i = 0; i < dk; ++i) acc += load(qt[i]) * s[i * dv + j];
+            out[j] = store<S>(scale * acc);
+          }
+        }
+      }
+    }
+  });
   if (!wants(ctx, 1)) return;
   dispatch_float(ctx.outputs[1].dtype, [&]<typename P>() {
     P* present = ctx.outputs[1].as<P>();
@@ -603,7 +513,7 @@ void linear_kernel(const KernelContext& ctx) {
 
 std::optional<std::string> linear_check(const sdk::NodeView& node, const sdk::GraphView& g) {
   LinearDims d;
-  const auto in = graph_operands(node, g, false);
+  const auto in = graph_operands(node, g);
   if (auto why =
           linear_problem(in, node.attr_int("q_num_heads", 0), node.attr_int("kv_num_heads", 0),
                          node.attr_string("update_rule", "gated_delta"), d)) {

@@ -10,11 +10,20 @@
 #include <cstring>
 #include <type_traits>
 
+#include "errors.hpp"
 #include "float16.hpp"
+#include "int_values.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
+
+// Data movement is cheap per element: threads pay off only on larger
+// tensors than for arithmetic.
+constexpr int64_t kParallelGrain = int64_t{1} << 16;
+
+// Where this file's corrupt-artifact errors are located.
+constexpr std::string_view kScope = "cpu_ref";
 
 using Dims = std::vector<int64_t>;
 
@@ -29,23 +38,6 @@ bool is_half_float(int32_t dtype) {
 }
 constexpr uint32_t kIndexDtypes = ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_INT64);
 
-// --- errors ---------------------------------------------------------------
-
-// A value read at run time (an index, a start, a shape) does not fit.
-[[noreturn]] void value_error(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
-
-// Shapes that contradict each other can only come from a damaged artifact.
-void require_shapes(bool ok, const std::string& where) {
-  if (!ok) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref: " + where,
-                     "recompile the artifact with 'eulernpu compile'");
-  }
-}
-
 std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
 
 // --- helpers --------------------------------------------------------------
@@ -53,60 +45,29 @@ std::string dims_string(const Dims& d) { return sdk::shape_string(d); }
 // Calls f.template operator()<T>() with T an unsigned integer as wide as one
 // element of `dtype`: data movement needs only the bytes.
 template <typename F>
-void dispatch_width(int32_t dtype, F&& f) {
-  switch (sdk::dtype_size(dtype)) {
-    case 1:
-      f.template operator()<uint8_t>();
-      break;
-    case 2:
-      f.template operator()<uint16_t>();
-      break;
-    case 4:
-      f.template operator()<uint32_t>();
-      break;
-    case 8:
-      f.template operator()<uint64_t>();
-      break;
-    default:
-      require_shapes(false, std::string("no element width for ") + sdk::dtype_name(dtype));
+void dispatch_width_of(int32_t dtype, F&& f) {
+  if (!dispatch_width(sdk::dtype_size(dtype), f)) {
+    corrupt(kScope, std::string("no element width for ") + sdk::dtype_name(dtype));
   }
 }
 
 size_t width(const Buffer& b) { return sdk::dtype_size(b.dtype); }
 
-int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
-  int64_t n = 1;
-  for (auto it = begin; it != end; ++it) n *= *it;
-  return n;
-}
-
-int64_t product(const Dims& d) { return product(d.begin(), d.end()); }
-
 // a * b and a + b of values read at run time, which may be absurd.
 int64_t checked_mul(int64_t a, int64_t b, const char* op) {
   int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) value_error(std::string(op) + ": a size overflows int64");
+  if (__builtin_mul_overflow(a, b, &r)) {
+    index_out_of_range(std::string(op) + ": a size overflows int64");
+  }
   return r;
 }
 
 int64_t checked_add(int64_t a, int64_t b, const char* op) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) value_error(std::string(op) + ": a size overflows int64");
-  return r;
-}
-
-// Parallel loops only pay off on large tensors.
-int workers(const KernelContext& ctx, int64_t elements) {
-  return elements < (int64_t{1} << 16) ? 1 : ctx.threads;
-}
-
-// An int32 or int64 tensor's values.
-Dims read_ints(const Buffer& b) {
-  Dims v(static_cast<size_t>(b.count()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = b.dtype == ENP_DTYPE_INT32 ? b.as<const int32_t>()[i] : b.as<const int64_t>()[i];
+  if (__builtin_add_overflow(a, b, &r)) {
+    index_out_of_range(std::string(op) + ": a size overflows int64");
   }
-  return v;
+  return r;
 }
 
 // An int list read from attribute `attr` before opset `since`, from input
@@ -126,8 +87,8 @@ int64_t axis_for(int64_t axis, size_t rank, const char* op) {
   const auto r = static_cast<int64_t>(rank);
   const int64_t a = axis < 0 ? axis + r : axis;
   if (a < 0 || a >= r) {
-    value_error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
-                std::to_string(rank));
+    index_out_of_range(std::string(op) + ": axis " + std::to_string(axis) +
+                       " is out of range for rank " + std::to_string(rank));
   }
   return a;
 }
@@ -135,8 +96,8 @@ int64_t axis_for(int64_t axis, size_t rank, const char* op) {
 // A possibly negative index into an axis of size `dim`, checked.
 int64_t index_for(int64_t i, int64_t dim, const char* op) {
   if (i < -dim || i >= dim) {
-    value_error(std::string(op) + ": index " + std::to_string(i) +
-                " is out of range for an axis of size " + std::to_string(dim));
+    index_out_of_range(std::string(op) + ": index " + std::to_string(i) +
+                       " is out of range for an axis of size " + std::to_string(dim));
   }
   return i < 0 ? i + dim : i;
 }
@@ -192,28 +153,28 @@ void copy_rows(const T* src, const View& v, T* dst, int64_t begin, int64_t end) 
 void copy_view(const KernelContext& ctx, const Buffer& in, const View& v, void* dst) {
   const int64_t n = product(v.dims);
   if (n == 0) return;
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     const T* src = in.as<const T>();
     T* out = static_cast<T*>(dst);
     if (v.dims.empty()) {
       out[0] = src[v.offset];
       return;
     }
-    parallel_for(n / v.dims.back(), workers(ctx, n),
+    parallel_for(n / v.dims.back(), threads_for(ctx, n, kParallelGrain),
                  [&](int64_t begin, int64_t end) { copy_rows(src, v, out, begin, end); });
   });
 }
 
 // Strides that read `in` broadcast to `out` (0 along broadcast dims).
 Dims broadcast_to(const Dims& in, const Dims& out) {
-  require_shapes(in.size() <= out.size(),
-                 "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
+  require(kScope, in.size() <= out.size(),
+          "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
   const Dims s = strides_of(in);
   Dims strides(out.size(), 0);
   for (size_t i = 0; i < in.size(); ++i) {
     const size_t d = out.size() - in.size() + i;
-    require_shapes(in[i] == 1 || in[i] == out[d],
-                   "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
+    require(kScope, in[i] == 1 || in[i] == out[d],
+            "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
     strides[d] = in[i] == 1 ? 0 : s[i];
   }
   return strides;
@@ -222,9 +183,9 @@ Dims broadcast_to(const Dims& in, const Dims& out) {
 // --- Reshape, Flatten, Squeeze, Unsqueeze ---------------------------------
 
 void copy_all(const Buffer& in, const Buffer& out) {
-  require_shapes(in.count() == out.count() && in.dtype == out.dtype,
-                 "input " + dims_string(in.shape) + " and output " + dims_string(out.shape) +
-                     " differ in size");
+  require(kScope, in.count() == out.count() && in.dtype == out.dtype,
+          "input " + dims_string(in.shape) + " and output " + dims_string(out.shape) +
+              " differ in size");
   if (in.data != out.data) {
     std::memcpy(out.data, in.data, static_cast<size_t>(out.count()) * width(out));
   }
@@ -239,13 +200,15 @@ Dims reshape_target(const KernelContext& ctx, const Buffer& in) {
   int64_t inferred = -1, known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
-      if (i >= in.shape.size()) value_error("Reshape: shape entry " + std::to_string(i) + " is 0");
+      if (i >= in.shape.size()) {
+        index_out_of_range("Reshape: shape entry " + std::to_string(i) + " is 0");
+      }
       shape[i] = in.shape[i];
     }
     if (shape[i] == -1 && inferred < 0) {
       inferred = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
-      value_error("Reshape: shape " + dims_string(shape) + " is invalid");
+      index_out_of_range("Reshape: shape " + dims_string(shape) + " is invalid");
     } else {
       known = checked_mul(known, shape[i], "Reshape");
     }
@@ -257,12 +220,12 @@ Dims reshape_target(const KernelContext& ctx, const Buffer& in) {
 void any_reshape(const KernelContext& ctx) {
   const Dims target = reshape_target(ctx, ctx.inputs[0]);
   if (target != ctx.outputs[0].shape) {
-    value_error("Reshape: the shape input gives " + dims_string(target) +
-                " but the model was compiled for " + dims_string(ctx.outputs[0].shape));
+    index_out_of_range("Reshape: the shape input gives " + dims_string(target) +
+                       " but the model was compiled for " + dims_string(ctx.outputs[0].shape));
   }
   if (product(target) != ctx.inputs[0].count()) {
-    value_error("Reshape: shape " + dims_string(target) + " does not hold the " +
-                std::to_string(ctx.inputs[0].count()) + " elements of the input");
+    index_out_of_range("Reshape: shape " + dims_string(target) + " does not hold the " +
+                       std::to_string(ctx.inputs[0].count()) + " elements of the input");
   }
   copy_all(ctx.inputs[0], ctx.outputs[0]);
 }
@@ -290,27 +253,27 @@ void any_transpose(const KernelContext& ctx) {
   Dims sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    require_shapes(sorted[i] == static_cast<int64_t>(i), "Transpose: perm is not a permutation");
+    require(kScope, sorted[i] == static_cast<int64_t>(i), "Transpose: perm is not a permutation");
   }
-  require_shapes(perm.size() == rank, "Transpose: perm does not match the rank");
+  require(kScope, perm.size() == rank, "Transpose: perm does not match the rank");
   const View v = permuted(in.shape, perm);
-  require_shapes(v.dims == ctx.outputs[0].shape, "Transpose: output shape differs");
+  require(kScope, v.dims == ctx.outputs[0].shape, "Transpose: output shape differs");
   copy_view(ctx, in, v, ctx.outputs[0].data);
 }
 
 // DepthToSpace and SpaceToDepth are a transpose of a 6-D view.
 void space_depth(const KernelContext& ctx, const Dims& in6, const Dims& perm) {
   const View v = permuted(in6, perm);
-  require_shapes(product(v.dims) == ctx.outputs[0].count(), "output size differs");
+  require(kScope, product(v.dims) == ctx.outputs[0].count(), "output size differs");
   copy_view(ctx, ctx.inputs[0], v, ctx.outputs[0].data);
 }
 
 void any_depth_to_space(const KernelContext& ctx) {
   const Dims& s = ctx.inputs[0].shape;
   const int64_t b = ctx.attr_int("blocksize", 0);
-  require_shapes(s.size() == 4 && b > 0 && s[1] % (b * b) == 0, "DepthToSpace: bad input shape");
+  require(kScope, s.size() == 4 && b > 0 && s[1] % (b * b) == 0, "DepthToSpace: bad input shape");
   const Dims out{s[0], s[1] / (b * b), s[2] * b, s[3] * b};
-  require_shapes(out == ctx.outputs[0].shape, "DepthToSpace: output shape differs");
+  require(kScope, out == ctx.outputs[0].shape, "DepthToSpace: output shape differs");
   if (ctx.attr_string("mode", "DCR") == "CRD") {
     space_depth(ctx, {s[0], s[1] / (b * b), b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3});
   } else {
@@ -321,10 +284,10 @@ void any_depth_to_space(const KernelContext& ctx) {
 void any_space_to_depth(const KernelContext& ctx) {
   const Dims& s = ctx.inputs[0].shape;
   const int64_t b = ctx.attr_int("blocksize", 0);
-  require_shapes(s.size() == 4 && b > 0 && s[2] % b == 0 && s[3] % b == 0,
-                 "SpaceToDepth: bad input shape");
+  require(kScope, s.size() == 4 && b > 0 && s[2] % b == 0 && s[3] % b == 0,
+          "SpaceToDepth: bad input shape");
   const Dims out{s[0], s[1] * b * b, s[2] / b, s[3] / b};
-  require_shapes(out == ctx.outputs[0].shape, "SpaceToDepth: output shape differs");
+  require(kScope, out == ctx.outputs[0].shape, "SpaceToDepth: output shape differs");
   space_depth(ctx, {s[0], s[1], s[2] / b, b, s[3] / b, b}, {0, 3, 5, 1, 2, 4});
 }
 
@@ -342,11 +305,11 @@ void any_concat(const KernelContext& ctx) {
   for (const Buffer& in : ctx.inputs) {
     Dims expect = out.shape;
     expect[axis] = in.shape.size() == out.shape.size() ? in.shape[axis] : -1;
-    require_shapes(in.shape == expect && in.dtype == out.dtype,
-                   "Concat: input " + dims_string(in.shape) + " does not fit the output");
+    require(kScope, in.shape == expect && in.dtype == out.dtype,
+            "Concat: input " + dims_string(in.shape) + " does not fit the output");
     along += in.shape[axis];
   }
-  require_shapes(along == out.shape[axis], "Concat: inputs do not fill the output");
+  require(kScope, along == out.shape[axis], "Concat: inputs do not fill the output");
   const auto out_block = static_cast<size_t>(out.shape[axis] * inner) * w;
   auto* dst = out.as<uint8_t>();
   for (const Buffer& in : ctx.inputs) {
@@ -370,8 +333,8 @@ void any_split(const KernelContext& ctx) {
     if (out.dtype == ENP_DTYPE_UNDEFINED) continue;  // an omitted output
     Dims expect = in.shape;
     expect[axis] = out.shape.size() == in.shape.size() ? out.shape[axis] : -1;
-    require_shapes(out.shape == expect && start + out.shape[axis] <= in.shape[axis],
-                   "Split: output " + dims_string(out.shape) + " does not fit the input");
+    require(kScope, out.shape == expect && start + out.shape[axis] <= in.shape[axis],
+            "Split: output " + dims_string(out.shape) + " does not fit the input");
     copy_view(ctx, in, View{out.shape, strides, start * strides[axis]}, out.data);
     start += out.shape[axis];
   }
@@ -380,7 +343,8 @@ void any_split(const KernelContext& ctx) {
       const Buffer& out = ctx.outputs[i];
       if (i >= split->size() ||
           (out.dtype != ENP_DTYPE_UNDEFINED && (*split)[i] != out.shape[axis])) {
-        value_error("Split: split " + dims_string(*split) + " differs from the compiled sizes");
+        index_out_of_range("Split: split " + dims_string(*split) +
+                           " differs from the compiled sizes");
       }
     }
   }
@@ -417,14 +381,14 @@ void any_slice(const KernelContext& ctx) {
   }
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size()) {
-    value_error("Slice: starts, ends, axes and steps differ in length");
+    index_out_of_range("Slice: starts, ends, axes and steps differ in length");
   }
   const Dims s = strides_of(in.shape);
   View v{in.shape, s, 0};
   std::vector<bool> seen(in.shape.size(), false);
   for (size_t i = 0; i < starts.size(); ++i) {
     const auto d = static_cast<size_t>(axis_for(axes[i], in.shape.size(), "Slice"));
-    if (steps[i] == 0 || seen[d]) value_error("Slice: a step is 0 or an axis repeats");
+    if (steps[i] == 0 || seen[d]) index_out_of_range("Slice: a step is 0 or an axis repeats");
     seen[d] = true;
     const auto [start, length] = slice_range(in.shape[d], starts[i], ends[i], steps[i]);
     v.dims[d] = length;
@@ -434,8 +398,8 @@ void any_slice(const KernelContext& ctx) {
     if (length > 0) v.offset += start * s[d];
   }
   if (v.dims != out.shape) {
-    value_error("Slice: starts/ends give " + dims_string(v.dims) +
-                " but the model was compiled for " + dims_string(out.shape));
+    index_out_of_range("Slice: starts/ends give " + dims_string(v.dims) +
+                       " but the model was compiled for " + dims_string(out.shape));
   }
   copy_view(ctx, in, v, out.data);
 }
@@ -451,7 +415,7 @@ void any_gather(const KernelContext& ctx) {
   const int64_t outer = product(data.shape.begin(), data.shape.begin() + axis);
   const int64_t inner = product(data.shape.begin() + axis + 1, data.shape.end());
   const int64_t n = indices.count();
-  require_shapes(out.count() == outer * n * inner, "Gather: output size differs");
+  require(kScope, out.count() == outer * n * inner, "Gather: output size differs");
   const size_t block = static_cast<size_t>(inner) * width(data);
   const auto* src = data.as<const uint8_t>();
   auto* dst = out.as<uint8_t>();
@@ -484,12 +448,12 @@ struct ElementIndexer {
 ElementIndexer element_indexer(const KernelContext& ctx, const Buffer& data, const Buffer& indices,
                                const char* op) {
   const auto axis = static_cast<size_t>(axis_for(ctx.attr_int("axis", 0), data.shape.size(), op));
-  require_shapes(indices.shape.size() == data.shape.size(),
-                 std::string(op) + ": indices and data differ in rank");
+  require(kScope, indices.shape.size() == data.shape.size(),
+          std::string(op) + ": indices and data differ in rank");
   for (size_t d = 0; d < data.shape.size(); ++d) {
-    require_shapes(d == axis || indices.shape[d] <= data.shape[d],
-                   std::string(op) + ": indices " + dims_string(indices.shape) + " exceed data " +
-                       dims_string(data.shape));
+    require(kScope, d == axis || indices.shape[d] <= data.shape[d],
+            std::string(op) + ": indices " + dims_string(indices.shape) + " exceed data " +
+                dims_string(data.shape));
   }
   return {strides_of(data.shape), axis, data.shape[axis], op};
 }
@@ -499,9 +463,9 @@ void any_gather_elements(const KernelContext& ctx) {
   const Buffer& indices = ctx.inputs[1];
   const Buffer& out = ctx.outputs[0];
   const ElementIndexer ix = element_indexer(ctx, data, indices, "GatherElements");
-  require_shapes(out.shape == indices.shape, "GatherElements: output shape differs");
+  require(kScope, out.shape == indices.shape, "GatherElements: output shape differs");
   if (out.count() == 0) return;
-  dispatch_width(data.dtype, [&]<typename T>() {
+  dispatch_width_of(data.dtype, [&]<typename T>() {
     const T* src = data.as<const T>();
     T* dst = out.as<T>();
     Dims idx(indices.shape.size(), 0);
@@ -520,15 +484,16 @@ void any_gather_nd(const KernelContext& ctx) {
   const auto b = static_cast<size_t>(ctx.attr_int("batch_dims", 0));
   const Dims& is = indices.shape;
   const Dims& ds = data.shape;
-  require_shapes(!is.empty() && b < is.size() && b + static_cast<size_t>(is.back()) <= ds.size() &&
-                     std::equal(is.begin(), is.begin() + static_cast<int64_t>(b), ds.begin()),
-                 "GatherND: indices " + dims_string(is) + " do not fit data " + dims_string(ds));
+  require(kScope,
+          !is.empty() && b < is.size() && b + static_cast<size_t>(is.back()) <= ds.size() &&
+              std::equal(is.begin(), is.begin() + static_cast<int64_t>(b), ds.begin()),
+          "GatherND: indices " + dims_string(is) + " do not fit data " + dims_string(ds));
   const auto k = static_cast<size_t>(is.back());
   const int64_t batches = product(ds.begin(), ds.begin() + static_cast<int64_t>(b));
   const int64_t per_batch = product(ds.begin() + static_cast<int64_t>(b), ds.end());
   const int64_t slice = product(ds.begin() + static_cast<int64_t>(b + k), ds.end());
   const int64_t tuples = product(is.begin() + static_cast<int64_t>(b), is.end() - 1);
-  require_shapes(out.count() == batches * tuples * slice, "GatherND: output size differs");
+  require(kScope, out.count() == batches * tuples * slice, "GatherND: output size differs");
   const size_t bytes = static_cast<size_t>(slice) * width(data);
   const Dims sub(ds.begin() + static_cast<int64_t>(b), ds.begin() + static_cast<int64_t>(b + k));
   const Dims sub_strides = strides_of(sub);
@@ -597,7 +562,7 @@ T combine(Reduction r, T a, T b) {
 template <typename F>
 void dispatch_scatter(Reduction r, int32_t dtype, F&& f) {
   if (r == Reduction::kNone) {
-    dispatch_width(dtype, std::forward<F>(f));
+    dispatch_width_of(dtype, std::forward<F>(f));
   } else {
     dispatch_dtype(dtype, std::forward<F>(f));
   }
@@ -610,7 +575,8 @@ void any_scatter_elements(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const char* op = ctx.opset < 11 ? "Scatter" : "ScatterElements";
   const ElementIndexer ix = element_indexer(ctx, data, indices, op);
-  require_shapes(updates.shape == indices.shape, std::string(op) + ": updates differ from indices");
+  require(kScope, updates.shape == indices.shape,
+          std::string(op) + ": updates differ from indices");
   copy_all(data, out);
   if (indices.count() == 0) return;
   const Reduction r = reduction_of(ctx.attr_string("reduction", "none"));
@@ -635,13 +601,13 @@ void any_scatter_nd(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const Dims& is = indices.shape;
   const Dims& ds = data.shape;
-  require_shapes(!is.empty() && static_cast<size_t>(is.back()) <= ds.size(),
-                 "ScatterND: indices " + dims_string(is) + " do not fit data " + dims_string(ds));
+  require(kScope, !is.empty() && static_cast<size_t>(is.back()) <= ds.size(),
+          "ScatterND: indices " + dims_string(is) + " do not fit data " + dims_string(ds));
   const auto k = static_cast<size_t>(is.back());
   Dims expect(is.begin(), is.end() - 1);
   expect.insert(expect.end(), ds.begin() + static_cast<int64_t>(k), ds.end());
-  require_shapes(updates.shape == expect, "ScatterND: updates " + dims_string(updates.shape) +
-                                              " should be " + dims_string(expect));
+  require(kScope, updates.shape == expect,
+          "ScatterND: updates " + dims_string(updates.shape) + " should be " + dims_string(expect));
   copy_all(data, out);
   const int64_t slice = product(ds.begin() + static_cast<int64_t>(k), ds.end());
   const int64_t tuples = product(is.begin(), is.end() - 1);
@@ -683,8 +649,8 @@ void any_expand(const KernelContext& ctx) {
     want[i] = a == 1 ? b : a;
   }
   if (!ok || want != out.shape) {
-    value_error("Expand: shape " + dims_string(shape) + " gives " + dims_string(want) +
-                " but the model was compiled for " + dims_string(out.shape));
+    index_out_of_range("Expand: shape " + dims_string(shape) + " gives " + dims_string(want) +
+                       " but the model was compiled for " + dims_string(out.shape));
   }
   copy_view(ctx, in, View{out.shape, broadcast_to(in.shape, out.shape), 0}, out.data);
 }
@@ -699,8 +665,8 @@ void any_tile(const KernelContext& ctx) {
     want.push_back(checked_mul(in.shape[d], repeats[d], "Tile"));
   }
   if (want != out.shape || repeats.size() != in.shape.size()) {
-    value_error("Tile: repeats " + dims_string(repeats) + " do not give the compiled shape " +
-                dims_string(out.shape));
+    index_out_of_range("Tile: repeats " + dims_string(repeats) +
+                       " do not give the compiled shape " + dims_string(out.shape));
   }
   const Dims s = strides_of(in.shape);
   View v;
@@ -723,7 +689,7 @@ Dims pad_map(int64_t dim, int64_t before, int64_t out_dim, const std::string& mo
       if (mode == "constant") {
         src = -1;
       } else if (dim == 0) {
-        value_error("Pad: cannot pad an empty axis in mode '" + mode + "'");
+        index_out_of_range("Pad: cannot pad an empty axis in mode '" + mode + "'");
       } else if (mode == "edge") {
         src = std::clamp<int64_t>(j, 0, dim - 1);
       } else if (mode == "wrap") {
@@ -770,7 +736,7 @@ void any_pad(const KernelContext& ctx) {
   } else {
     for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   }
-  if (pads.size() != 2 * axes.size()) value_error("Pad: pads has the wrong length");
+  if (pads.size() != 2 * axes.size()) index_out_of_range("Pad: pads has the wrong length");
   Dims before(rank, 0), after(rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     before[static_cast<size_t>(axes[i])] = pads[i];
@@ -779,14 +745,14 @@ void any_pad(const KernelContext& ctx) {
   std::vector<Dims> maps;
   for (size_t d = 0; d < rank; ++d) {
     if (checked_add(checked_add(in.shape[d], before[d], "Pad"), after[d], "Pad") != out.shape[d]) {
-      value_error("Pad: pads " + dims_string(pads) + " do not give the compiled shape " +
-                  dims_string(out.shape));
+      index_out_of_range("Pad: pads " + dims_string(pads) + " do not give the compiled shape " +
+                         dims_string(out.shape));
     }
     maps.push_back(pad_map(in.shape[d], before[d], out.shape[d], mode));
   }
   const std::vector<uint8_t> fill = pad_value(ctx, in);
   if (out.count() == 0) return;
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     T value;
     std::memcpy(&value, fill.data(), sizeof(T));
     const T* src = in.as<const T>();
@@ -813,33 +779,33 @@ void any_shape(const KernelContext& ctx) {
   auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
   const int64_t start = clamp(ctx.attr_int("start", 0));
   const int64_t end = std::max(start, clamp(ctx.attr_int("end", rank)));
-  require_shapes(ctx.outputs[0].count() == end - start, "Shape: output size differs");
+  require(kScope, ctx.outputs[0].count() == end - start, "Shape: output size differs");
   std::copy(dims.begin() + start, dims.begin() + end, ctx.outputs[0].as<int64_t>());
 }
 
 void any_size(const KernelContext& ctx) {
-  require_shapes(ctx.outputs[0].count() == 1, "Size: output is not a scalar");
+  require(kScope, ctx.outputs[0].count() == 1, "Size: output is not a scalar");
   ctx.outputs[0].as<int64_t>()[0] = ctx.inputs[0].count();
 }
 
 void any_constant_of_shape(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   if (read_ints(ctx.inputs[0]) != out.shape) {
-    value_error("ConstantOfShape: input " + dims_string(read_ints(ctx.inputs[0])) +
-                " differs from the compiled shape " + dims_string(out.shape));
+    index_out_of_range("ConstantOfShape: input " + dims_string(read_ints(ctx.inputs[0])) +
+                       " differs from the compiled shape " + dims_string(out.shape));
   }
   const Buffer* value = ctx.attr_tensor("value");
   std::vector<uint8_t> bytes(width(out), 0);
   if (value) {
-    require_shapes(value->dtype == out.dtype && value->count() == 1,
-                   "ConstantOfShape: value does not match the output");
+    require(kScope, value->dtype == out.dtype && value->count() == 1,
+            "ConstantOfShape: value does not match the output");
     std::memcpy(bytes.data(), value->data, bytes.size());
   } else {
     // Without a value the fill is float 0; another dtype lost its value.
-    require_shapes(out.dtype == ENP_DTYPE_FLOAT32,
-                   "ConstantOfShape: the value attribute is missing");
+    require(kScope, out.dtype == ENP_DTYPE_FLOAT32,
+            "ConstantOfShape: the value attribute is missing");
   }
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     T v;
     std::memcpy(&v, bytes.data(), sizeof(T));
     std::fill_n(out.as<T>(), out.count(), v);
@@ -849,7 +815,7 @@ void any_constant_of_shape(const KernelContext& ctx) {
 template <typename T>
 int64_t range_length(T start, T limit, T delta) {
   if constexpr (std::is_integral_v<T>) {
-    if (delta == 0) value_error("Range: delta is 0");
+    if (delta == 0) index_out_of_range("Range: delta is 0");
     if (delta > 0 ? limit <= start : limit >= start) return 0;
     const auto a = static_cast<int64_t>(start), b = static_cast<int64_t>(limit);
     const uint64_t span = delta > 0 ? static_cast<uint64_t>(b) - static_cast<uint64_t>(a)
@@ -859,7 +825,7 @@ int64_t range_length(T start, T limit, T delta) {
     return static_cast<int64_t>(span / step + (span % step != 0));
   } else {
     const double n = std::ceil((double{limit} - double{start}) / double{delta});
-    if (!(n < 9.0e18)) value_error("Range: the length is not finite");
+    if (!(n < 9.0e18)) index_out_of_range("Range: the length is not finite");
     return n > 0 ? static_cast<int64_t>(n) : 0;
   }
 }
@@ -876,8 +842,8 @@ void half_float_range(const KernelContext& ctx) {
   const double start = value(0), delta = value(2);
   const int64_t n = range_length(start, value(1), delta);
   if (n != out.count()) {
-    value_error("Range: start, limit and delta give " + std::to_string(n) +
-                " values but the model was compiled for " + std::to_string(out.count()));
+    index_out_of_range("Range: start, limit and delta give " + std::to_string(n) +
+                       " values but the model was compiled for " + std::to_string(out.count()));
   }
   auto* dst = out.as<uint16_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -897,8 +863,8 @@ void num_range(const KernelContext& ctx) {
       const T delta = ctx.inputs[2].as<const T>()[0];
       const int64_t n = range_length(start, ctx.inputs[1].as<const T>()[0], delta);
       if (n != out.count()) {
-        value_error("Range: start, limit and delta give " + std::to_string(n) +
-                    " values but the model was compiled for " + std::to_string(out.count()));
+        index_out_of_range("Range: start, limit and delta give " + std::to_string(n) +
+                           " values but the model was compiled for " + std::to_string(out.count()));
       }
       T* dst = out.as<T>();
       for (int64_t i = 0; i < n; ++i) {
@@ -919,12 +885,12 @@ void num_range(const KernelContext& ctx) {
 void any_trilu(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
-  require_shapes(in.shape.size() >= 2 && in.shape == out.shape, "Trilu: bad shapes");
+  require(kScope, in.shape.size() >= 2 && in.shape == out.shape, "Trilu: bad shapes");
   const int64_t k = ctx.has_input(1) && ctx.inputs[1].count() > 0 ? int_at(ctx.inputs[1], 0) : 0;
   const bool upper = ctx.attr_int("upper", 1) != 0;
   const int64_t rows = in.shape[in.shape.size() - 2], cols = in.shape.back();
   const int64_t mats = rows * cols == 0 ? 0 : in.count() / (rows * cols);
-  dispatch_width(in.dtype, [&]<typename T>() {
+  dispatch_width_of(in.dtype, [&]<typename T>() {
     const T* src = in.as<const T>();
     T* dst = out.as<T>();
     for (int64_t m = 0; m < mats; ++m) {
@@ -953,22 +919,22 @@ void any_one_hot(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
   const size_t rank = out.shape.size();
   const auto axis = static_cast<size_t>(axis_for(ctx.attr_int("axis", -1), rank, "OneHot"));
-  if (ctx.inputs[1].count() != 1) value_error("OneHot: depth must hold one value");
+  if (ctx.inputs[1].count() != 1) index_out_of_range("OneHot: depth must hold one value");
   const double depth_value = number_at(ctx.inputs[1], 0);
   const int64_t depth = out.shape[axis];
   if (!(depth_value >= 1 && depth_value < 9.0e18) || static_cast<int64_t>(depth_value) != depth) {
-    value_error("OneHot: depth " + std::to_string(depth_value) +
-                " differs from the compiled depth " + std::to_string(depth));
+    index_out_of_range("OneHot: depth " + std::to_string(depth_value) +
+                       " differs from the compiled depth " + std::to_string(depth));
   }
   Dims expect = indices.shape;
   expect.insert(expect.begin() + static_cast<int64_t>(axis), depth);
-  require_shapes(expect == out.shape && values.count() == 2 && values.dtype == out.dtype,
-                 "OneHot: shapes do not fit");
+  require(kScope, expect == out.shape && values.count() == 2 && values.dtype == out.dtype,
+          "OneHot: shapes do not fit");
   const int64_t outer =
       product(indices.shape.begin(), indices.shape.begin() + static_cast<int64_t>(axis));
   const int64_t inner =
       product(indices.shape.begin() + static_cast<int64_t>(axis), indices.shape.end());
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     const T off = values.as<const T>()[0], on = values.as<const T>()[1];
     T* dst = out.as<T>();
     std::fill_n(dst, out.count(), off);
@@ -1001,11 +967,11 @@ std::vector<uint8_t> one_bytes(int32_t dtype) {
 
 void any_eye_like(const KernelContext& ctx) {
   const Buffer& out = ctx.outputs[0];
-  require_shapes(out.shape.size() == 2 && out.shape == ctx.inputs[0].shape,
-                 "EyeLike: shapes do not fit");
+  require(kScope, out.shape.size() == 2 && out.shape == ctx.inputs[0].shape,
+          "EyeLike: shapes do not fit");
   const int64_t k = ctx.attr_int("k", 0);
   const std::vector<uint8_t> one = one_bytes(out.dtype);
-  dispatch_width(out.dtype, [&]<typename T>() {
+  dispatch_width_of(out.dtype, [&]<typename T>() {
     T v;
     std::memcpy(&v, one.data(), sizeof(T));
     T* dst = out.as<T>();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
 
@@ -108,9 +109,7 @@ void tfidf_kernel(const KernelContext& ctx) {
   const int64_t width = y.shape.empty() ? 0 : y.shape.back();
   if (x.shape.size() > 2 || y.count() != rows * width || indexes.empty() ||
       *std::max_element(indexes.begin(), indexes.end()) + 1 != width) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                     "cpu_ref: TfIdfVectorizer shapes do not agree with ngram_indexes",
-                     "recompile the artifact with 'eulernpu compile'");
+    corrupt("cpu_ref", "TfIdfVectorizer shapes do not agree with ngram_indexes");
   }
   const Trie trie = build_trie(pool, counts, min_gram, max_gram);
   std::vector<int64_t> freq(static_cast<size_t>(rows * width), 0);

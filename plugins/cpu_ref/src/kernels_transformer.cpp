@@ -13,9 +13,12 @@
 #include <cmath>
 #include <limits>
 
+#include "errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
+#include "float_storage.hpp"
 #include "kernel_util.hpp"
+#include "operands.hpp"
 
 namespace eulernpu::cpu_ref {
 namespace {
@@ -25,98 +28,9 @@ constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 constexpr uint32_t kFloats = kF32 | kF16 | kF64;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Threads only pay off on large tensors; results never depend on the count.
-constexpr int64_t kParallelGrain = int64_t{1} << 15;
-int workers(const KernelContext& ctx, int64_t work) {
-  return work >= kParallelGrain ? ctx.threads : 1;
-}
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref artifact: " + what,
-                   "recompile the artifact with 'eulernpu compile'");
-}
-
-[[noreturn]] void out_of_range(const std::string& where) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor value out of range", where,
-                   "pass values inside the indexed tensor and consistent with the shapes the "
-                   "model was compiled for");
-}
-
-// ---------------------------------------------------------------------------
-// Element storage. Kernels compute in double; load() widens exactly and
-// store() rounds once (to nearest, ties to even).
-
-double load(float v) { return v; }
-double load(double v) { return v; }
-double load(Half h) { return half_to_double(h.bits); }
-
-template <typename S>
-S store(double v);
-template <>
-float store<float>(double v) {
-  return narrow_to_float(v);
-}
-template <>
-double store<double>(double v) {
-  return v;
-}
-template <>
-Half store<Half>(double v) {
-  return Half{half_from_double(v)};
-}
-
-// Calls f.template operator()<S>() with S the storage type of a float dtype.
-template <typename F>
-void dispatch_float(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case ENP_DTYPE_FLOAT32:
-      f.template operator()<float>();
-      break;
-    case ENP_DTYPE_FLOAT64:
-      f.template operator()<double>();
-      break;
-    case ENP_DTYPE_FLOAT16:
-      f.template operator()<Half>();
-      break;
-    default:
-      corrupt(std::string("a kernel got a tensor of dtype ") + sdk::dtype_name(dtype));
-  }
-}
-
-int64_t product(const std::vector<int64_t>& dims, size_t begin = 0) {
-  int64_t n = 1;
-  for (size_t d = begin; d < dims.size(); ++d) n *= dims[d];
-  return n;
-}
-
 // ---------------------------------------------------------------------------
 // Operands: an input's dtype and shape, as lowering sees it in the graph
 // and the kernel in its buffers, so both validate with the same code.
-
-struct Operand {
-  int32_t dtype = ENP_DTYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  bool present() const { return dtype != ENP_DTYPE_UNDEFINED; }
-};
-
-std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.input_count());
-  for (size_t i = 0; i < node.input_count(); ++i) {
-    if (node.input(i).empty()) continue;
-    if (const auto v = g.value(node.input(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-std::vector<Operand> buffer_operands(std::span<const Buffer> buffers) {
-  std::vector<Operand> out;
-  for (const Buffer& b : buffers) out.push_back({b.dtype, b.shape});
-  return out;
-}
-
-Operand operand_at(const std::vector<Operand>& ops, size_t i) {
-  return i < ops.size() ? ops[i] : Operand{};
-}
 
 std::string input_name(size_t i) { return "input " + std::to_string(i); }
 
@@ -144,19 +58,6 @@ std::optional<std::string> outputs_problem(const std::vector<Operand>& outs,
   return std::nullopt;
 }
 
-std::vector<Operand> graph_outputs(const sdk::NodeView& node, const sdk::GraphView& g) {
-  std::vector<Operand> out(node.output_count());
-  for (size_t i = 0; i < node.output_count(); ++i) {
-    if (node.output(i).empty()) continue;
-    if (const auto v = g.value(node.output(i))) out[i] = {v->dtype(), v->shape()};
-  }
-  return out;
-}
-
-bool wants(const KernelContext& ctx, size_t output) {
-  return output < ctx.outputs.size() && ctx.outputs[output].dtype != ENP_DTYPE_UNDEFINED;
-}
-
 // ---------------------------------------------------------------------------
 // Swish (opset 24): y = x * sigmoid(alpha * x).
 
@@ -167,7 +68,7 @@ void swish_typed(const KernelContext& ctx) {
   const double alpha = ctx.attr_float("alpha", 1.0);
   const S* in = x.as<const S>();
   S* out = ctx.outputs[0].as<S>();
-  parallel_for(x.count(), workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(x.count(), threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const double v = load(in[i]);
       out[i] = store<S>(v / (1.0 + std::exp(-alpha * v)));
@@ -182,15 +83,6 @@ void swish_kernel(const KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // RMSNormalization (opset 23): y = x / sqrt(mean(x^2) + epsilon) * scale,
 // the mean over the dims from `axis` on; scale broadcasts to X.
-
-bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
-  if (from.size() > to.size()) return false;
-  for (size_t i = 0; i < from.size(); ++i) {
-    const int64_t d = from[from.size() - 1 - i];
-    if (d != 1 && d != to[to.size() - 1 - i]) return false;
-  }
-  return true;
-}
 
 std::optional<std::string> rms_problem(const std::vector<Operand>& in, int64_t axis) {
   if (in.size() < 2 || !in[1].present()) return "Scale (input 1) is required";
@@ -240,7 +132,7 @@ void rms_typed(const KernelContext& ctx, size_t axis) {
   const S* scale = w.as<const S>();
   S* out = ctx.outputs[0].as<S>();
   const auto groups = static_cast<int64_t>(group_offset.size());
-  parallel_for(groups, workers(ctx, x.count()), [&](int64_t begin, int64_t end) {
+  parallel_for(groups, threads_for(ctx, x.count()), [&](int64_t begin, int64_t end) {
     for (int64_t g = begin; g < end; ++g) {
       const S* xs = in + g * n;
       S* ys = out + g * n;
@@ -339,8 +231,9 @@ std::vector<int64_t> cache_rows(const KernelContext& ctx, const RotaryDims& d) {
     if (pos) {
       p = pos[r];
       if (p < 0 || p >= d.max_position) {
-        out_of_range("RotaryEmbedding: position_ids holds " + std::to_string(p) +
-                     ", outside the caches' " + std::to_string(d.max_position) + " positions");
+        index_out_of_range("RotaryEmbedding: position_ids holds " + std::to_string(p) +
+                           ", outside the caches' " + std::to_string(d.max_position) +
+                           " positions");
       }
     }
     rows[r] = p * d.half;
@@ -357,7 +250,7 @@ void rotary_typed(const KernelContext& ctx, const RotaryDims& d) {
   const S* sin = ctx.inputs[2].as<const S>();
   S* y = ctx.outputs[0].as<S>();
   const int64_t lines = d.batch * d.heads * d.seq;
-  parallel_for(lines, workers(ctx, lines * d.head), [&](int64_t begin, int64_t end) {
+  parallel_for(lines, threads_for(ctx, lines * d.head), [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       // line enumerates (b, h, s); the element offset depends on the layout.
       const int64_t b = line / (d.heads * d.seq), h = line / d.seq % d.heads, s = line % d.seq;
@@ -707,7 +600,7 @@ void attention_typed(const KernelContext& ctx, const AttnDims& d) {
   S* y = ctx.outputs[0].as<S>();
   const BiasRow<S> bias_row(ctx, d, p.causal);
   const int64_t work = d.batch * d.q_heads * d.q_len * d.total * (d.head + d.v_head);
-  parallel_for(d.batch * d.q_heads, workers(ctx, work), [&](int64_t begin, int64_t end) {
+  parallel_for(d.batch * d.q_heads, threads_for(ctx, work), [&](int64_t begin, int64_t end) {
     Scratch s(d);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / d.q_heads, h = bh % d.q_heads;
@@ -763,7 +656,7 @@ std::optional<std::string> attention_check(const sdk::NodeView& node, const sdk:
                                    node.attr_int("kv_num_heads", 0), d)) {
     return why;
   }
-  const auto outs = graph_outputs(node, g);
+  const auto outs = graph_operands(node, g, true);
   for (const Operand& o : outs) {
     if (o.present() && o.dtype != in[kQ].dtype) {
       return "outputs must have Q's dtype";
