@@ -245,9 +245,9 @@ def to_onnx(name, layers, params):
                 nodes.append(helper.make_node("Relu", [out], [out + ".relu"], name=lname + ".relu"))
                 out = out + ".relu"
         prev = out
-    graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 1, 8, 8])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], inits)
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 1, 8, 8])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])
+    graph = helper.make_graph(nodes, name, [x], [y], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               producer_name="examples/digits/make_models.py")
     model.ir_version = 7
