@@ -1,8 +1,121 @@
 #include "kernel_util.hpp"
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 #include "float16.hpp"
 
 namespace eulernpu::cpu_ref {
+
+namespace {
+
+// One run_tasks call. Helpers join it only while it is queued, so once the
+// caller has unqueued it, `active` counts down to zero and never rises.
+struct Job {
+  void (*task)(void*, int64_t) = nullptr;
+  void* ctx = nullptr;
+  int64_t tasks = 0;
+  int wanted = 0;  // helpers still to join
+  int active = 0;
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;  // guarded by the pool's mutex
+};
+
+// Threads started once and reused by every run_tasks call: starting threads
+// per call cost more than small kernels take. Idle threads sleep on a
+// condition variable. Destroyed (threads joined) when the plugin unloads.
+class ThreadPool {
+ public:
+  ~ThreadPool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  void run(Job& job) {
+    {
+      std::lock_guard lock(mu_);
+      while (static_cast<int>(threads_.size()) < job.wanted) {
+        threads_.emplace_back([this] { serve(); });
+      }
+      queue_.push_back(&job);
+    }
+    if (job.wanted == 1) {
+      work_.notify_one();
+    } else {
+      work_.notify_all();
+    }
+    work_on(job);
+    std::unique_lock lock(mu_);
+    if (job.wanted > 0) std::erase(queue_, &job);
+    done_.wait(lock, [&] { return job.active == 0; });
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+ private:
+  void serve() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      Job& job = *queue_.front();
+      ++job.active;
+      if (--job.wanted == 0) queue_.pop_front();
+      lock.unlock();
+      work_on(job);
+      lock.lock();
+      if (--job.active == 0) done_.notify_all();
+    }
+  }
+
+  // Runs the job's unstarted tasks until none is left.
+  void work_on(Job& job) {
+    for (int64_t i; (i = job.next.fetch_add(1)) < job.tasks;) {
+      try {
+        job.task(job.ctx, i);
+      } catch (...) {
+        job.next = job.tasks;
+        std::lock_guard lock(mu_);
+        if (!job.error) job.error = std::current_exception();
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_, done_;
+  std::deque<Job*> queue_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+ThreadPool& pool() {
+  static ThreadPool p;
+  return p;
+}
+
+}  // namespace
+
+void run_tasks(int64_t tasks, int threads, void (*task)(void*, int64_t), void* ctx) {
+  if (tasks <= 0) return;
+  const int64_t helpers = std::min<int64_t>(threads, tasks) - 1;
+  Job job;
+  job.task = task;
+  job.ctx = ctx;
+  job.tasks = tasks;
+  job.wanted = static_cast<int>(std::max<int64_t>(helpers, 0));
+  if (job.wanted == 0) {
+    for (int64_t i = 0; i < tasks; ++i) task(ctx, i);
+    return;
+  }
+  pool().run(job);
+}
 
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t rank) {
   std::vector<int64_t> strides(rank, 0);

@@ -2,8 +2,9 @@
 // dispatch, and a deterministic parallel loop.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "float16.hpp"
@@ -17,6 +18,29 @@ std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t
 // Row-major strides of `shape`.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 
+// Runs task(ctx, i) for every i in [0, tasks) on at most `threads` threads,
+// the caller among them, drawn from a pool kept for the process. Threads
+// take the next unstarted index whenever they are free, so which thread
+// runs a task varies from call to call: a task must write only what its
+// index names. Blocks until every task has run; the first exception a task
+// throws is rethrown here (tasks not yet started are then skipped).
+// Thread-safe, and callable from inside a task.
+void run_tasks(int64_t tasks, int threads, void (*task)(void* ctx, int64_t i), void* ctx);
+
+// run_tasks over a callable: fn(i) for every i in [0, tasks).
+template <typename Fn>
+void parallel_tasks(int64_t tasks, int threads, Fn&& fn) {
+  if (tasks <= 0) return;
+  if (threads <= 1 || tasks == 1) {
+    for (int64_t i = 0; i < tasks; ++i) fn(i);
+    return;
+  }
+  run_tasks(
+      tasks, threads,
+      [](void* f, int64_t i) { (*static_cast<std::remove_reference_t<Fn>*>(f))(i); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
 // Runs fn(begin, end) over [0, n) split into at most `threads` contiguous
 // chunks. Each element's result must depend only on its index, so the output
 // is the same for every thread count.
@@ -27,21 +51,60 @@ void parallel_for(int64_t n, int threads, Fn fn) {
     fn(int64_t{0}, n);
     return;
   }
-  std::vector<std::thread> pool;
   const int64_t chunk = (n + workers - 1) / workers;
-  for (int64_t w = 0; w < workers; ++w) {
-    const int64_t begin = w * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back([=] { fn(begin, end); });
-  }
-  for (auto& t : pool) t.join();
+  parallel_tasks((n + chunk - 1) / chunk, static_cast<int>(workers),
+                 [&](int64_t w) { fn(w * chunk, std::min(n, (w + 1) * chunk)); });
 }
 
 // Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
 // contiguous (op(A) m x k, op(B) k x n), through single-threaded OpenBLAS on
-// blocks of C fixed by the shape alone, so the bytes are the same for every
-// `threads`. Defined in kernels_nn.cpp.
+// blocks of C fixed by the shape alone (GemmPlan), so the bytes are the same
+// for every `threads`. Defined in kernels_nn.cpp, like the helpers below.
 void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, const float* b, float beta, float* c, int threads);
+
+// One block of a row-major C: rows [row, row + rows), columns [col, col + cols).
+struct GemmBlock {
+  int64_t row, rows, col, cols;
+};
+
+// How a GEMM's C (m x n, inner dimension k) splits into blocks: by the shape
+// alone, never by the thread count, and K never splits, so each element of
+// C is summed by one OpenBLAS call whichever thread runs its block. Large
+// GEMMs get a few large blocks (each OpenBLAS call repacks the operand it
+// shares with the other blocks); columns split unless C is narrow.
+struct GemmPlan {
+  int64_t m = 0, n = 0;
+  bool by_rows = false;
+  int64_t width = 0;  // rows or columns per block; the last may be narrower
+  int64_t blocks = 0;
+
+  // `max_cols` > 0 caps the width of column blocks (a caller staging each
+  // block's B in a buffer keeps it cache-sized); 0 means no cap.
+  static GemmPlan make(int64_t m, int64_t n, int64_t k, int64_t max_cols = 0);
+  GemmBlock block(int64_t i) const;
+};
+
+// Row-major C = alpha * op(A) * op(B) + beta * C in one OpenBLAS call on the
+// calling thread, with explicit leading dimensions. Needs a SerialBlas alive
+// on the kernel's thread.
+void sgemm_f32_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc);
+
+// Makes OpenBLAS single-threaded for its lifetime (its multi-threaded split,
+// and so its rounding, follows its thread count), then restores the
+// executor's setting. Only a kernel's calling thread may create one.
+class SerialBlas {
+ public:
+  SerialBlas();
+  ~SerialBlas();
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  int saved_;
+};
 
 // Runs `f32_kernel` on a node whose float16 inputs and outputs it cannot
 // read: every float16 input is widened (exactly) to float32, the kernel

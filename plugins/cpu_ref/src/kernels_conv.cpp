@@ -19,6 +19,10 @@ namespace {
 using Dims3 = std::array<int64_t, 3>;
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr size_t kMaxSpatial = 3;
+// A column block's im2col buffer holds about kColBufferFloats (1 MiB, half
+// of a core's L2 here), unless that leaves fewer than kMinColBlock columns.
+constexpr int64_t kColBufferFloats = int64_t{1} << 18;
+constexpr int64_t kMinColBlock = 64;
 
 [[noreturn]] void corrupt(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref convolution: " + what,
@@ -134,40 +138,72 @@ Geometry conv_geometry(const KernelContext& ctx) {
   return g;
 }
 
-// Unfolds `channels` input planes into columns for sgemm: row (c, kd, kh, kw),
-// column (od, oh, ow); positions in the padding read as zero.
-void im2col(const float* x, const Geometry& g, int64_t channels, float* col, int threads) {
-  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
-  const int64_t k1 = g.kernel[1], k2 = g.kernel[2];
-  parallel_for(channels * ksize, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t kidx = r % ksize;
-      const int64_t kd = kidx / (k1 * k2), kh = kidx / k2 % k1, kw = kidx % k2;
-      const float* plane = x + r / ksize * in_size;
-      float* dst = col + r * out_size;
-      const int64_t off_w = kw * g.dilation[2] - g.pad[2];
-      const auto [lo, hi] = valid_range(off_w, g.stride[2], g.in[2], g.out[2]);
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-          float* row = dst + (od * g.out[1] + oh) * g.out[2];
-          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-            std::fill(row, row + g.out[2], 0.0f);
-            continue;
+// Row r = (c, kd, kh, kw) of the im2col matrix, columns [c0, c0 + len) of
+// its (od, oh, ow) range, into dst; positions in the padding read as zero.
+void im2col_row(const float* x, const Geometry& g, int64_t r, int64_t c0, int64_t len, float* dst) {
+  const int64_t ksize = g.kernel_size(), k1 = g.kernel[1], k2 = g.kernel[2];
+  const int64_t kidx = r % ksize;
+  const int64_t kd = kidx / (k1 * k2), kh = kidx / k2 % k1, kw = kidx % k2;
+  const float* plane = x + r / ksize * g.in_size();
+  const int64_t off_w = kw * g.dilation[2] - g.pad[2];
+  const auto [lo, hi] = valid_range(off_w, g.stride[2], g.in[2], g.out[2]);
+  const int64_t ow_count = g.out[2], rows_per_d = g.out[1], slab = rows_per_d * ow_count;
+  // Unit H and W strides with W kept: within one od, column p reads input
+  // p + shift of the (id) slab, so its valid rows are one contiguous copy,
+  // then the padding columns of each row are zeroed.
+  const bool contiguous = g.stride[1] == 1 && g.stride[2] == 1 && g.out[2] == g.in[2];
+  const int64_t off_h = kh * g.dilation[1] - g.pad[1];
+  const auto [oh_lo, oh_hi] = valid_range(off_h, 1, g.in[1], rows_per_d);
+  // Walk the range one output row (fixed od, oh) at a time.
+  for (int64_t p = c0, end = c0 + len; p < end;) {
+    const int64_t ow0 = p % ow_count, line = p / ow_count;
+    const int64_t oh = line % rows_per_d, od = line / rows_per_d;
+    const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+    const bool id_valid = id >= 0 && id < g.in[0];
+    if (contiguous && id_valid) {
+      const int64_t base = od * slab, slab_end = std::min(end, base + slab);
+      const int64_t va = std::max(p, base + oh_lo * ow_count);
+      const int64_t vb = std::max(va, std::min(slab_end, base + oh_hi * ow_count));
+      std::fill(dst + (p - c0), dst + (va - c0), 0.0f);
+      std::fill(dst + (vb - c0), dst + (slab_end - c0), 0.0f);
+      if (va < vb) {
+        // Column q reads input index q - base + shift of the (id) slab.
+        const float* src = plane + id * g.in[1] * g.in[2];
+        const int64_t shift = off_h * ow_count + off_w;
+        // Columns outside [lo, hi) may map outside the slab; they are
+        // zeroed below, so copy only what lies inside it.
+        const int64_t ca = std::max(va, base - shift);
+        const int64_t cb = std::min(vb, base + g.in[1] * ow_count - shift);
+        if (ca < cb)
+          std::copy(src + (ca - base + shift), src + (cb - base + shift), dst + (ca - c0));
+        for (int64_t rb = (va - base) / ow_count * ow_count + base; rb < vb; rb += ow_count) {
+          for (int64_t q = std::max(rb, va); q < std::min(rb + lo, vb); ++q) dst[q - c0] = 0.0f;
+          for (int64_t q = std::max(rb + hi, va); q < std::min(rb + ow_count, vb); ++q) {
+            dst[q - c0] = 0.0f;
           }
-          const float* src = plane + (id * g.in[1] + ih) * g.in[2];
-          std::fill(row, row + lo, 0.0f);
-          if (g.stride[2] == 1) {
-            if (lo < hi) std::copy(src + (lo + off_w), src + (hi + off_w), row + lo);
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) row[ow] = src[ow * g.stride[2] + off_w];
-          }
-          std::fill(row + hi, row + g.out[2], 0.0f);
         }
       }
+      p = slab_end;
+      continue;
     }
-  });
+    const int64_t ow1 = std::min(ow_count, ow0 + (end - p));
+    float* row = dst + (p - c0) - ow0;  // row[ow] is column (od, oh, ow)
+    p += ow1 - ow0;
+    const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+    if (!id_valid || ih < 0 || ih >= g.in[1]) {
+      std::fill(row + ow0, row + ow1, 0.0f);
+      continue;
+    }
+    const float* src = plane + (id * g.in[1] + ih) * g.in[2];
+    const int64_t a = std::clamp(lo, ow0, ow1), b = std::clamp(hi, ow0, ow1);
+    std::fill(row + ow0, row + a, 0.0f);
+    if (g.stride[2] == 1) {
+      std::copy(src + (a + off_w), src + (b + off_w), row + a);
+    } else {
+      for (int64_t ow = a; ow < b; ++ow) row[ow] = src[ow * g.stride[2] + off_w];
+    }
+    std::fill(row + b, row + ow1, 0.0f);
+  }
 }
 
 // Fills each of `channels` planes of `y` with its bias, or zero.
@@ -238,6 +274,13 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   });
 }
 
+// Each group of each image is one GEMM, W_g (mg x kc) times its im2col
+// matrix (kc x out_size), onto Y_g holding the bias; kc = cg * ksize. The
+// GEMM splits as GemmPlan says, and every (image, group, block) is one task.
+// A column block unfolds just its own columns into a per-thread buffer,
+// which stays in cache for OpenBLAS to pack; a row block (C narrow, many
+// channels) reads the group's whole im2col matrix, unfolded up front. A 1x1
+// conv with unit strides and no padding reads X as its own columns.
 void f32_conv(const KernelContext& ctx) {
   const Geometry g = conv_geometry(ctx);
   if (ctx.outputs[0].count() == 0) return;
@@ -248,20 +291,52 @@ void f32_conv(const KernelContext& ctx) {
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
   float* y = ctx.outputs[0].as<float>();
   const int64_t in_size = g.in_size(), out_size = g.out_size(), kc = cg * g.kernel_size();
-  // A 1x1 conv with unit strides and no padding reads X as its own columns.
   const bool pointwise = g.kernel_size() == 1 && g.stride == Dims3{1, 1, 1} &&
                          g.pad == Dims3{0, 0, 0} && g.in == g.out;
-  std::vector<float> col(pointwise ? 0 : static_cast<size_t>(kc * out_size));
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t gi = 0; gi < g.group; ++gi) {
-      const float* xg = x + (n * g.in_channels + gi * cg) * in_size;
-      float* yg = y + (n * g.out_channels + gi * mg) * out_size;
-      fill_bias(yg, bias ? bias + gi * mg : nullptr, mg, out_size);
-      if (!pointwise) im2col(xg, g, cg, col.data(), ctx.threads);
-      sgemm_f32(false, false, mg, out_size, kc, 1.0f, w + gi * mg * kc, pointwise ? xg : col.data(),
-                bias ? 1.0f : 0.0f, yg, ctx.threads);
-    }
+  const GemmPlan plan = GemmPlan::make(
+      mg, out_size, kc,
+      pointwise ? 0 : std::max<int64_t>(kMinColBlock, kColBufferFloats / std::max<int64_t>(kc, 1)));
+  const int64_t images = g.batch * g.group;
+  // Row blocks share their group's im2col matrix: unfold all of it first.
+  std::vector<float> whole;
+  if (!pointwise && plan.by_rows) {
+    whole.resize(static_cast<size_t>(images * kc * out_size));
+    parallel_for(images * kc, ctx.threads, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t ng = r / kc, n = ng / g.group, gi = ng % g.group;
+        im2col_row(x + (n * g.in_channels + gi * cg) * in_size, g, r % kc, 0, out_size,
+                   whole.data() + r * out_size);
+      }
+    });
   }
+  SerialBlas blas;
+  parallel_tasks(images * plan.blocks, ctx.threads, [&](int64_t task) {
+    const int64_t ng = task / plan.blocks, n = ng / g.group, gi = ng % g.group;
+    const GemmBlock blk = plan.block(task % plan.blocks);
+    const float* xg = x + (n * g.in_channels + gi * cg) * in_size;
+    float* yg = y + (n * g.out_channels + gi * mg) * out_size;
+    for (int64_t m = blk.row; m < blk.row + blk.rows; ++m) {
+      float* dst = yg + m * out_size + blk.col;
+      std::fill(dst, dst + blk.cols, bias ? bias[gi * mg + m] : 0.0f);
+    }
+    const float* cols = nullptr;
+    int64_t ld = out_size;
+    if (pointwise) {
+      cols = xg + blk.col;
+    } else if (plan.by_rows) {
+      cols = whole.data() + ng * kc * out_size;
+    } else {
+      thread_local std::vector<float> buffer;
+      buffer.resize(std::max(buffer.size(), static_cast<size_t>(kc * blk.cols)));
+      for (int64_t r = 0; r < kc; ++r) {
+        im2col_row(xg, g, r, blk.col, blk.cols, buffer.data() + r * blk.cols);
+      }
+      cols = buffer.data();
+      ld = blk.cols;
+    }
+    sgemm_f32_serial(false, false, blk.rows, blk.cols, kc, 1.0f, w + (gi * mg + blk.row) * kc, kc,
+                     cols, ld, bias ? 1.0f : 0.0f, yg + blk.row * out_size + blk.col, out_size);
+  });
 }
 
 // ConvTranspose's begin pads: explicit, or (auto_pad SAME_*, output_shape)

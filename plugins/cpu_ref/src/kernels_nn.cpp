@@ -22,12 +22,14 @@ namespace {
 constexpr uint32_t kF16 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16);
 constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 
-// C is split into at most kMaxBlocks blocks of at least kMinBlock columns
-// (rows when C is narrow); below kMinSplitFlops one call beats starting
-// threads.
-constexpr int64_t kMaxBlocks = 16;
-constexpr int64_t kMinBlock = 64;
+// GemmPlan: below kMinSplitFlops one call beats sharing out blocks; above
+// it, blocks of about kBlockFlops (each OpenBLAS call repacks the operand
+// the blocks share, so fewer, larger blocks run faster; measured on
+// benchmarks/), at most kMaxBlocks, at least kMinBlock wide.
 constexpr double kMinSplitFlops = 4e6;
+constexpr double kBlockFlops = 32e6;
+constexpr int64_t kMaxBlocks = 16;
+constexpr int64_t kMinBlock = 128;
 
 [[noreturn]] void corrupt(const std::string& what) {
   throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "cpu_ref GEMM: " + what,
@@ -42,19 +44,6 @@ int blas_int(int64_t v) {
   }
   return static_cast<int>(v);
 }
-
-// Makes OpenBLAS single-threaded for its lifetime, then restores the
-// executor's setting. Only the kernel's calling thread may create one.
-class SingleThreadedBlas {
- public:
-  SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-  ~SingleThreadedBlas() { openblas_set_num_threads(saved_); }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
-
- private:
-  int saved_;
-};
 
 // Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
 // contiguous; op(A) is m x k, op(B) k x n.
@@ -71,41 +60,26 @@ struct Gemm {
   int64_t ldb() const { return trans_b ? k : n; }
 };
 
-// Rows [r0, r0 + rows) and columns [c0, c0 + cols) of C, one cblas call.
-void gemm_block(const Gemm& g, int64_t r0, int64_t rows, int64_t c0, int64_t cols) {
-  const float* a = g.a + (g.trans_a ? r0 : r0 * g.lda());
-  const float* b = g.b + (g.trans_b ? c0 * g.ldb() : c0);
-  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
-              g.trans_b ? CblasTrans : CblasNoTrans, blas_int(rows), blas_int(cols), blas_int(g.k),
-              g.alpha, a, blas_int(g.lda()), b, blas_int(g.ldb()), g.beta, g.c + r0 * g.n + c0,
-              blas_int(g.n));
+// One block of C, one OpenBLAS call (OpenBLAS must be single-threaded).
+void gemm_block(const Gemm& g, const GemmBlock& blk) {
+  const float* a = g.a + (g.trans_a ? blk.row : blk.row * g.lda());
+  const float* b = g.b + (g.trans_b ? blk.col * g.ldb() : blk.col);
+  sgemm_f32_serial(g.trans_a, g.trans_b, blk.rows, blk.cols, g.k, g.alpha, a, g.lda(), b, g.ldb(),
+                   g.beta, g.c + blk.row * g.n + blk.col, g.n);
 }
 
-// The GEMM in blocks fixed by its shape, shared by `threads` workers.
-// OpenBLAS must be single-threaded (SingleThreadedBlas).
-void gemm_blocks(const Gemm& g, int threads) {
+// The GEMM in the blocks of its GemmPlan, shared by `threads` threads;
+// prepare(block) runs just before a block's product, on the same thread
+// (while its part of C is about to be in cache).
+template <typename Prepare>
+void gemm_in_blocks(const Gemm& g, int threads, Prepare&& prepare) {
   if (g.m == 0 || g.n == 0) return;
-  if (g.k == 0) {
-    for (int64_t i = 0; i < g.m * g.n; ++i) g.c[i] = g.beta == 0 ? 0.0f : g.beta * g.c[i];
-    return;
-  }
-  const bool by_rows = g.n < 2 * kMinBlock && g.m >= 2 * kMinBlock;
-  const int64_t extent = by_rows ? g.m : g.n;
-  const double flops =
-      2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  // Blocks a multiple of 16 wide, the micro-kernels' widest unroll.
-  const int64_t per = ((extent + kMaxBlocks - 1) / kMaxBlocks + 15) / 16 * 16;
-  const int64_t block = flops < kMinSplitFlops ? extent : std::max(kMinBlock, per);
-  const int64_t blocks = (extent + block - 1) / block;
-  parallel_for(blocks, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t lo = i * block, len = std::min(block, extent - lo);
-      if (by_rows) {
-        gemm_block(g, lo, len, 0, g.n);
-      } else {
-        gemm_block(g, 0, g.m, lo, len);
-      }
-    }
+  const GemmPlan plan = GemmPlan::make(g.m, g.n, g.k);
+  SerialBlas blas;
+  parallel_tasks(plan.blocks, threads, [&](int64_t i) {
+    const GemmBlock blk = plan.block(i);
+    prepare(blk);
+    gemm_block(g, blk);
   });
 }
 
@@ -130,31 +104,30 @@ std::vector<int64_t> broadcast_batch(const std::vector<int64_t>& a, const std::v
   return out;
 }
 
-// One GEMM per output batch, A and B indexed through broadcast strides; the
-// batches are shared among the threads, each batch's blocks among the
-// threads a batch gets.
+// One GEMM per output batch, A and B indexed through broadcast strides.
+// Every batch splits into the same GemmPlan, and the threads share out all
+// the batches' blocks at once.
 void batched_matmul(const Buffer& a, const Buffer& b, const std::vector<int64_t>& batch, int64_t m,
                     int64_t n, int64_t k, float* out, int threads) {
   const size_t rank = batch.size();
   const auto sa = broadcast_strides(batch_dims(a.shape), rank);
   const auto sb = broadcast_strides(batch_dims(b.shape), rank);
   const int64_t batches = product(batch);
-  const int inner = std::max<int>(
-      1, threads / static_cast<int>(std::min<int64_t>(std::max<int64_t>(batches, 1), threads)));
-  SingleThreadedBlas blas;
-  parallel_for(batches, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      int64_t oa = 0, ob = 0, rest = t;
-      for (size_t d = rank; d-- > 0;) {
-        const int64_t i = rest % batch[d];
-        rest /= batch[d];
-        oa += i * sa[d];
-        ob += i * sb[d];
-      }
-      gemm_blocks({false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k,
-                   b.as<float>() + ob * k * n, 0.0f, out + t * m * n},
-                  inner);
+  if (m == 0 || n == 0) return;
+  const GemmPlan plan = GemmPlan::make(m, n, k);
+  SerialBlas blas;
+  parallel_tasks(batches * plan.blocks, threads, [&](int64_t task) {
+    const int64_t t = task / plan.blocks;
+    int64_t oa = 0, ob = 0, rest = t;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t i = rest % batch[d];
+      rest /= batch[d];
+      oa += i * sa[d];
+      ob += i * sb[d];
     }
+    gemm_block({false, false, m, n, k, 1.0f, a.as<float>() + oa * m * k, b.as<float>() + ob * k * n,
+                0.0f, out + t * m * n},
+               plan.block(task % plan.blocks));
   });
 }
 
@@ -198,7 +171,7 @@ void f64_matmul(const KernelContext& ctx) {
   const size_t rank = batch.size();
   const auto sa = broadcast_strides(batch_dims(a.shape), rank);
   const auto sb = broadcast_strides(batch_dims(b.shape), rank);
-  SingleThreadedBlas blas;
+  SerialBlas blas;
   for (int64_t t = 0; t < product(batch); ++t) {
     int64_t oa = 0, ob = 0, rest = t;
     for (size_t d = rank; d-- > 0;) {
@@ -247,20 +220,31 @@ void f32_gemm(const KernelContext& ctx) {
       (tb ? b.shape[0] : b.shape[1]) != n) {
     corrupt("Gemm shapes do not match");
   }
-  float* py = y.as<float>();
-  float gemm_beta = 0.0f;
-  if (ctx.has_input(2) && beta != 0.0f) {
-    // Y starts as C broadcast to (M, N); sgemm then adds alpha*A*B onto it.
+  // Y starts as C broadcast to (M, N), each block's part filled by the
+  // thread that computes it; sgemm then adds alpha*A*B onto it.
+  const bool with_c = ctx.has_input(2) && beta != 0.0f;
+  const float* pc = nullptr;
+  std::vector<int64_t> sc;
+  if (with_c) {
     const Buffer& c = ctx.inputs[2];
     if (c.shape.size() > 2) corrupt("Gemm's C has rank > 2");
-    const auto sc = broadcast_strides(c.shape, 2);
-    const float* pc = c.as<float>();
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) py[i * n + j] = pc[i * sc[0] + j * sc[1]];
+    if ((c.shape.size() == 2 && c.shape[0] != 1 && c.shape[0] != m) ||
+        (!c.shape.empty() && c.shape.back() != 1 && c.shape.back() != n)) {
+      corrupt("Gemm's C does not broadcast to (M, N)");
     }
-    gemm_beta = beta;
+    sc = broadcast_strides(c.shape, 2);
+    pc = c.as<float>();
   }
-  sgemm_f32(ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), gemm_beta, py, ctx.threads);
+  float* py = y.as<float>();
+  gemm_in_blocks({ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), with_c ? beta : 0.0f, py},
+                 ctx.threads, [&](const GemmBlock& blk) {
+                   if (!with_c) return;
+                   for (int64_t i = blk.row; i < blk.row + blk.rows; ++i) {
+                     for (int64_t j = blk.col; j < blk.col + blk.cols; ++j) {
+                       py[i * n + j] = pc[i * sc[0] + j * sc[1]];
+                     }
+                   }
+                 });
 }
 
 void gemm_kernel(const KernelContext& ctx) {
@@ -295,10 +279,67 @@ std::optional<std::string> gemm_check(const sdk::NodeView& node, const sdk::Grap
 
 }  // namespace
 
+GemmPlan GemmPlan::make(int64_t m, int64_t n, int64_t k, int64_t max_cols) {
+  GemmPlan p;
+  p.m = m;
+  p.n = n;
+  if (m <= 0 || n <= 0) return p;
+  p.by_rows = n < 2 * kMinBlock && m >= 2 * kMinBlock;
+  const int64_t extent = p.by_rows ? m : n;
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                       static_cast<double>(std::max<int64_t>(k, 1));
+  int64_t blocks = 1;
+  if (flops >= kMinSplitFlops) {
+    blocks = std::clamp<int64_t>(static_cast<int64_t>(flops / kBlockFlops), 1, kMaxBlocks);
+    blocks = std::min(blocks, std::max<int64_t>(1, extent / kMinBlock));
+    // An even count shares out evenly over 2 or 4 threads.
+    if (blocks > 1) blocks += blocks % 2;
+  }
+  // Widths a multiple of 16, the micro-kernels' widest unroll.
+  int64_t width = ((extent + blocks - 1) / blocks + 15) / 16 * 16;
+  if (!p.by_rows && max_cols > 0 && width > max_cols) width = std::max<int64_t>(16, max_cols / 16 * 16);
+  p.width = std::min(width, extent);
+  p.blocks = (extent + p.width - 1) / p.width;
+  return p;
+}
+
+GemmBlock GemmPlan::block(int64_t i) const {
+  const int64_t lo = i * width;
+  if (by_rows) return {lo, std::min(width, m - lo), 0, n};
+  return {0, m, lo, std::min(width, n - lo)};
+}
+
+SerialBlas::SerialBlas() : saved_(openblas_get_num_threads()) {
+  // Nested inside another SerialBlas (or already serial): leave it alone.
+  if (saved_ != 1) openblas_set_num_threads(1);
+}
+
+SerialBlas::~SerialBlas() {
+  if (saved_ != 1) openblas_set_num_threads(saved_);
+}
+
+void sgemm_f32_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                      float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    // OpenBLAS may skip a product with k = 0 altogether; scale C as the
+    // formula says.
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] = beta == 0 ? 0.0f : beta * row[j];
+    }
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, blas_int(m), blas_int(n), blas_int(k), alpha, a,
+              blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
+}
+
 void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, const float* b, float beta, float* c, int threads) {
-  SingleThreadedBlas blas;
-  gemm_blocks({trans_a, trans_b, m, n, k, alpha, a, b, beta, c}, threads);
+  gemm_in_blocks({trans_a, trans_b, m, n, k, alpha, a, b, beta, c}, threads,
+                 [](const GemmBlock&) {});
 }
 
 std::vector<OpEntry> nn_ops() {
