@@ -1,0 +1,223 @@
+#include "calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "eulernpu/sdk/qmath.hpp"
+
+namespace eulernpu::int8_quantizer {
+
+Method parse_method(const std::string& name) {
+  if (name == "minmax") return Method::kMinMax;
+  if (name == "percentile") return Method::kPercentile;
+  if (name == "entropy") return Method::kEntropy;
+  if (name == "mse") return Method::kMse;
+  throw std::invalid_argument("unknown calibration method '" + name +
+                              "' (minmax, percentile, entropy, mse)");
+}
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::kMinMax:
+      return "minmax";
+    case Method::kPercentile:
+      return "percentile";
+    case Method::kEntropy:
+      return "entropy";
+    case Method::kMse:
+      return "mse";
+  }
+  return "?";
+}
+
+bool needs_histogram(Method m) { return m != Method::kMinMax; }
+
+void TensorObserver::observe_range(std::span<const float> values) {
+  for (const float v : values) {
+    if (std::isnan(v)) continue;
+    if (!seen_) {
+      min_ = max_ = v;
+      seen_ = true;
+    } else {
+      min_ = std::min<double>(min_, v);
+      max_ = std::max<double>(max_, v);
+    }
+    ++count_;
+  }
+}
+
+double TensorObserver::abs_max() const { return std::max(std::fabs(min_), std::fabs(max_)); }
+
+void TensorObserver::observe_histogram(std::span<const float> values) {
+  if (histogram_.empty()) histogram_.assign(kHistogramBins, 0.0);
+  const double width = bin_width();
+  for (const float v : values) {
+    if (std::isnan(v)) continue;
+    const double a = std::fabs(static_cast<double>(v));
+    // |x| == abs_max lands in the last bin; a zero-width histogram has one.
+    const double bin = width > 0 ? std::floor(a / width) : 0.0;
+    histogram_[static_cast<size_t>(std::min<double>(bin, kHistogramBins - 1))] += 1.0;
+  }
+}
+
+namespace {
+
+constexpr int kQuantizedBins = 128;  // int8 levels on one side of zero
+
+// The smallest number of leading bins holding at least `share` of the mass.
+int percentile_bins(const std::vector<double>& h, double share) {
+  const double total = std::accumulate(h.begin(), h.end(), 0.0);
+  const double target = total * share;
+  double cum = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    cum += h[i];
+    if (cum >= target) return static_cast<int>(i) + 1;
+  }
+  return static_cast<int>(h.size());
+}
+
+// ORT's / MXNet's smoothing: zero entries get eps, taken evenly from the
+// others, so that KL(p || q) stays finite. Normalizes first.
+std::vector<double> normalized_smoothed(std::vector<double> d) {
+  const double total = std::accumulate(d.begin(), d.end(), 0.0);
+  if (total <= 0) return {};
+  size_t zeros = 0;
+  for (double& v : d) {
+    v /= total;
+    zeros += v == 0.0 ? 1 : 0;
+  }
+  if (zeros == d.size()) return {};
+  constexpr double kEps = 1e-4;
+  const double take = kEps * static_cast<double>(zeros) / static_cast<double>(d.size() - zeros);
+  for (double& v : d) v = v == 0.0 ? kEps : v - take;
+  return d;
+}
+
+double kl_divergence(const std::vector<double>& p, const std::vector<double>& q) {
+  double kl = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] > 0 && q[i] > 0) kl += p[i] * std::log(p[i] / q[i]);
+  }
+  return kl;
+}
+
+// TensorRT's entropy calibration: the bin count i whose clipped histogram
+// loses the least information when merged into 128 levels.
+int entropy_bins(const std::vector<double>& h) {
+  const int n = static_cast<int>(h.size());
+  double best = std::numeric_limits<double>::infinity();
+  int best_i = n;
+  double outliers = std::accumulate(h.begin() + kQuantizedBins, h.end(), 0.0);
+  for (int i = kQuantizedBins; i <= n; ++i) {
+    if (i > kQuantizedBins) outliers -= h[static_cast<size_t>(i - 1)];
+    std::vector<double> p(h.begin(), h.begin() + i);
+    p[static_cast<size_t>(i - 1)] += outliers;
+    // Merge the first i bins (without the outliers) into 128 levels; the
+    // last level takes the remainder when 128 does not divide i.
+    const int merged = i / kQuantizedBins;
+    std::vector<double> q(static_cast<size_t>(i), 0.0);
+    for (int j = 0; j < kQuantizedBins; ++j) {
+      const int start = j * merged;
+      const int stop = j == kQuantizedBins - 1 ? i : start + merged;
+      double level = 0;
+      int nonzero = 0;
+      for (int k = start; k < stop; ++k) {
+        level += h[static_cast<size_t>(k)];
+        nonzero += p[static_cast<size_t>(k)] != 0.0 ? 1 : 0;
+      }
+      if (nonzero == 0) continue;
+      for (int k = start; k < stop; ++k) {
+        if (p[static_cast<size_t>(k)] != 0.0) q[static_cast<size_t>(k)] = level / nonzero;
+      }
+    }
+    const auto ps = normalized_smoothed(std::move(p));
+    const auto qs = normalized_smoothed(std::move(q));
+    if (ps.empty() || qs.empty()) continue;
+    const double kl = kl_divergence(ps, qs);
+    if (kl < best) {  // strict: the smallest i wins ties
+      best = kl;
+      best_i = i;
+    }
+  }
+  return best_i;
+}
+
+Range clip(const TensorObserver& obs, double threshold) {
+  return {std::max(obs.min(), -threshold), std::min(obs.max(), threshold)};
+}
+
+// The bin edge minimizing the expected squared int8 error over the
+// histogram (bin centres stand for their values).
+int mse_bins(const TensorObserver& obs) {
+  const auto& h = obs.histogram();
+  const double width = obs.bin_width();
+  double best = std::numeric_limits<double>::infinity();
+  int best_i = static_cast<int>(h.size());
+  for (int i = 1; i <= static_cast<int>(h.size()); ++i) {
+    const double t = i * width;
+    Range r = clip(obs, t);
+    r.lo = std::min(r.lo, 0.0);
+    r.hi = std::max(r.hi, 0.0);
+    const double step = (r.hi - r.lo) / 255.0;
+    double err = 0;
+    for (size_t k = 0; k < h.size(); ++k) {
+      if (h[k] == 0) continue;
+      const double centre = (static_cast<double>(k) + 0.5) * width;
+      err += centre > t ? h[k] * (centre - t) * (centre - t) : h[k] * step * step / 12.0;
+    }
+    if (err < best) {
+      best = err;
+      best_i = i;
+    }
+  }
+  return best_i;
+}
+
+}  // namespace
+
+Range choose_range(const TensorObserver& obs, Method method, const MethodOptions& options) {
+  if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) {
+    throw std::domain_error("the tensor took infinite values during calibration");
+  }
+  Range r{obs.min(), obs.max()};
+  if (method != Method::kMinMax && obs.abs_max() > 0) {
+    if (obs.histogram().size() != static_cast<size_t>(kHistogramBins)) {
+      throw std::logic_error("histogram pass missing for a histogram method");
+    }
+    int bins = kHistogramBins;
+    switch (method) {
+      case Method::kPercentile:
+        if (!(options.percentile > 0 && options.percentile <= 100)) {
+          throw std::invalid_argument("percentile must be in (0, 100]");
+        }
+        bins = percentile_bins(obs.histogram(), options.percentile / 100.0);
+        break;
+      case Method::kEntropy:
+        bins = entropy_bins(obs.histogram());
+        break;
+      case Method::kMse:
+        bins = mse_bins(obs);
+        break;
+      case Method::kMinMax:
+        break;
+    }
+    r = clip(obs, bins * obs.bin_width());
+  }
+  r.lo = std::min(r.lo, 0.0);
+  r.hi = std::max(r.hi, 0.0);
+  return r;
+}
+
+QuantParams activation_params(Range r) {
+  if (!(r.hi > r.lo)) return {};
+  QuantParams p;
+  p.scale = (r.hi - r.lo) / 255.0;
+  const double zp = sdk::qmath::round_half_even(-128.0 - r.lo / p.scale);
+  p.zero_point = static_cast<int32_t>(std::clamp(zp, -128.0, 127.0));
+  return p;
+}
+
+}  // namespace eulernpu::int8_quantizer

@@ -1,0 +1,84 @@
+// Activation ranges from calibration data: what each method makes of the
+// values a tensor took over the calibration samples.
+//
+// Observation is two passes over the samples, so that every number is fixed
+// by the data and its order, never by floating-point accumulation order
+// across runs:
+//   1. observe_range(): the exact minimum and maximum;
+//   2. observe_histogram(): a 2048-bin histogram of |x| over [0, max|x|],
+//      counts in float64 (exact up to 2^53 values per bin).
+// minmax needs only the first pass.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace eulernpu::int8_quantizer {
+
+enum class Method { kMinMax, kPercentile, kEntropy, kMse };
+
+// "minmax", "percentile", "entropy", "mse"; throws std::invalid_argument
+// for anything else, naming the valid ones.
+Method parse_method(const std::string& name);
+const char* method_name(Method m);
+bool needs_histogram(Method m);
+
+inline constexpr int kHistogramBins = 2048;
+
+class TensorObserver {
+ public:
+  // Pass 1. NaN values are ignored (they have no range); infinities are
+  // kept and make the range infinite, which range() reports as an error.
+  void observe_range(std::span<const float> values);
+  // Pass 2, after every sample went through pass 1.
+  void observe_histogram(std::span<const float> values);
+
+  double min() const { return min_; }
+  double max() const { return max_; }
+  uint64_t count() const { return count_; }
+  double abs_max() const;
+  double bin_width() const { return abs_max() / kHistogramBins; }
+  const std::vector<double>& histogram() const { return histogram_; }
+
+ private:
+  double min_ = 0, max_ = 0;
+  bool seen_ = false;
+  uint64_t count_ = 0;
+  std::vector<double> histogram_;
+};
+
+struct Range {
+  double lo = 0, hi = 0;
+};
+
+struct MethodOptions {
+  double percentile = 99.99;  // percentile: the share of |x| kept, in (0, 100]
+};
+
+// The clipping range the method chooses. Always lo <= 0 <= hi (zero must be
+// exactly representable) and never wider than the observed [min, max]. The
+// histogram methods choose a threshold T on |x| and clip to
+// [max(min, -T), min(max, T)]:
+//  - percentile: the smallest bin edge below which `percentile` % of the
+//    |x| counts lie;
+//  - entropy: TensorRT's KL-divergence search (for i = 128..2048 bins:
+//    P = the first i bins with the rest folded into bin i-1, Q = P merged
+//    into 128 levels and spread back over its non-empty bins; the i with
+//    the smallest KL(P || Q) gives T = i · bin width);
+//  - mse: the bin edge T minimizing the expected squared error of int8
+//    quantization over the histogram (clipping error beyond T, rounding
+//    error step²/12 inside), step = 2T/255.
+Range choose_range(const TensorObserver& obs, Method method, const MethodOptions& options = {});
+
+// Asymmetric int8 parameters for a range: scale = (hi - lo) / 255 and the
+// zero point that maps lo to -128, rounded half to even and clamped.
+// A zero-width range (a constant 0 tensor) gets scale 1, zero point 0.
+struct QuantParams {
+  double scale = 1;
+  int32_t zero_point = 0;
+};
+QuantParams activation_params(Range r);
+
+}  // namespace eulernpu::int8_quantizer
