@@ -288,6 +288,14 @@ void reduce_kernel(const KernelContext& ctx) {
   });
 }
 
+// float16 ReduceMax/ReduceMin: widened exactly to float32 and back. The
+// result is one of the inputs, so nothing rounds.
+template <Op R>
+void reduce_pick_kernel(const KernelContext& ctx) {
+  if (ctx.inputs[0].dtype == ENP_DTYPE_FLOAT16) return run_f16_as_f32(ctx, &reduce_kernel<R>);
+  reduce_kernel<R>(ctx);
+}
+
 // --- ArgMax, ArgMin -------------------------------------------------------
 
 // Splits a shape around `axis` into (outer, length, inner).
@@ -453,11 +461,11 @@ std::vector<OpEntry> reduce_ops() {
       {"ReduceLogSum", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kLogSum>},
       {"ReduceLogSumExp", 1, 0, kNumbers, kReduceNote, &check_int_second,
        &reduce_kernel<Op::kLogSumExp>},
-      {"ReduceMax", 1, 0, kNumbers | kBool, kReduceNote, &check_int_second,
-       &reduce_kernel<Op::kMax>},
+      {"ReduceMax", 1, 0, kNumbers | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16), kReduceNote,
+       &check_int_second, &reduce_pick_kernel<Op::kMax>},
       {"ReduceMean", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kMean>},
-      {"ReduceMin", 1, 0, kNumbers | kBool, kReduceNote, &check_int_second,
-       &reduce_kernel<Op::kMin>},
+      {"ReduceMin", 1, 0, kNumbers | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16), kReduceNote,
+       &check_int_second, &reduce_pick_kernel<Op::kMin>},
       {"ReduceProd", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kProd>},
       {"ReduceSum", 1, 0, kNumbers, kReduceNote, &check_int_second, &reduce_kernel<Op::kSum>},
       {"ReduceSumSquare", 1, 0, kNumbers, kReduceNote, &check_int_second,
