@@ -1,0 +1,38 @@
+// The float model's intermediate values on given inputs, as calibration and
+// the int8 accuracy report need them: the model is lowered once with every
+// float32 value it computes exposed as an output, then run per sample on a
+// reference backend.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "artifact.hpp"
+#include "backend_calls.hpp"
+#include "onnx/onnx_pb.h"
+#include "plugin_registry.hpp"
+#include "tensor.hpp"
+
+namespace eulernpu::host {
+
+class ActivationRecorder {
+ public:
+  // `model` is finalized (sorted, static shapes). Lowers it on `backend`
+  // (cpu_ref) with `options` (e.g. threads); throws what lowering throws.
+  ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model, KeyValues options);
+
+  // The float32 values recorded, in order: graph inputs first, then every
+  // node output in the graph's (topological) order.
+  const std::vector<std::string>& names() const { return names_; }
+
+  // One tensor per names() entry for one sample (the model's inputs).
+  std::vector<Tensor> record(const std::vector<Tensor>& inputs) const;
+
+ private:
+  const LoadedPlugin& backend_;
+  KeyValues options_;
+  std::vector<std::string> names_;
+  Artifact artifact_;
+};
+
+}  // namespace eulernpu::host

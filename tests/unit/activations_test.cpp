@@ -1,0 +1,62 @@
+// Recording every float value of a model on cpu_ref: the digits MLP, whose
+// numpy reference logits are committed with it.
+#include "activations.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "model.hpp"
+#include "npz.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+float at(const Tensor& t, size_t i) {
+  float v = 0;
+  std::memcpy(&v, t.data.data() + 4 * i, 4);
+  return v;
+}
+
+TEST(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
+  const std::filesystem::path digits =
+      std::filesystem::path(EULERNPU_TEST_SOURCE_DIR) / "examples" / "digits";
+  const PluginRegistry registry = PluginRegistry::discover({EULERNPU_TEST_PLUGIN_DIR}, "", "");
+  ImportOptions options;
+  options.options = {{"input_shape.input", "1,1,8,8"}};
+  ImportedModel m = import_model(registry, digits / "mlp.onnx", options);
+  const ActivationRecorder recorder(registry.backend("cpu_ref"), m.model, {});
+
+  // The input first, then each node's float output in order, logits last.
+  const auto& names = recorder.names();
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(names.front(), "input");
+  EXPECT_EQ(names.back(), "logits");
+  EXPECT_EQ(names.size(), static_cast<size_t>(m.model.graph().node_size()) + 1);
+
+  // First held-out sample: its recorded logits are numpy's.
+  const Tensor inputs = read_npz(digits / "test_inputs.npz").at(0);
+  const Tensor reference = read_npz(digits / "fp32_logits_mlp.npz").at(0);
+  Tensor sample{"input", DType::kFloat32, {1, 1, 8, 8}, {}};
+  sample.data.assign(inputs.data.begin(), inputs.data.begin() + 64 * 4);
+  const std::vector<Tensor> values = recorder.record({sample});
+  ASSERT_EQ(values.size(), names.size());
+  EXPECT_EQ(values.front().data, sample.data);
+  const Tensor& logits = values.back();
+  ASSERT_EQ(logits.shape, (std::vector<int64_t>{1, 10}));
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_NEAR(at(logits, i), at(reference, i), 1e-5 + 1e-4 * std::fabs(at(reference, i)));
+  }
+  // A Relu output is never negative.
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].find("relu") != std::string::npos) {
+      for (size_t i = 0; i < values[k].element_count(); ++i) EXPECT_GE(at(values[k], i), 0.0f);
+    }
+  }
+  // Recording is deterministic.
+  EXPECT_EQ(recorder.record({sample})[names.size() - 2].data, values[names.size() - 2].data);
+}
+
+}  // namespace
+}  // namespace eulernpu::host
