@@ -222,6 +222,11 @@ Tensor from_tensor_proto(const onnx::TensorProto& p) {
       case DType::kInt64:
         append_raw(t.data, p.int64_data(), 8);
         break;
+      case DType::kUInt32:
+      case DType::kUInt64:
+        // onnx.proto: uint32 and uint64 values live in uint64_data.
+        append_raw(t.data, p.uint64_data(), width);
+        break;
       default:
         append_raw(t.data, p.int32_data(), width);
         break;
