@@ -85,6 +85,13 @@ class SpecErrorTest(CliTestCase):
         spec = self.spec_with("op: Gemm", "opp: Gemm")
         self.compile_error(spec, "spec structure is invalid", "unknown key 'opp'")
 
+    def test_unknown_dtype_lists_the_valid_ones(self):
+        spec = self.spec_with("    dtype: float32", "    dtype: float128")
+        r, m = self.error("compile", "--spec", spec, "--weights", WEIGHTS, "--out",
+                          self.path("a"), title="spec structure is invalid", where="float128")
+        for name in ("bfloat16", "uint16", "uint32", "uint64", "bool"):
+            self.assertIn(name, m["where"])
+
     def test_duplicate_operator_name(self):
         spec = self.spec_with("name: relu1", "name: fc1")
         self.compile_error(spec, "duplicate name in spec", "'fc1'")

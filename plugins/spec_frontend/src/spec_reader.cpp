@@ -68,14 +68,16 @@ class Reader {
         {"float64", ENP_DTYPE_FLOAT64}, {"int8", ENP_DTYPE_INT8},
         {"uint8", ENP_DTYPE_UINT8},     {"int16", ENP_DTYPE_INT16},
         {"int32", ENP_DTYPE_INT32},     {"int64", ENP_DTYPE_INT64},
+        {"uint16", ENP_DTYPE_UINT16},   {"uint32", ENP_DTYPE_UINT32},
+        {"uint64", ENP_DTYPE_UINT64},   {"bfloat16", ENP_DTYPE_BFLOAT16},
         {"bool", ENP_DTYPE_BOOL}};
     const std::string s = name(n, what);
     for (const auto& [k, v] : kNames) {
       if (s == k) return v;
     }
     fail(n, what + " '" + s +
-                "' is not a dtype (float32, float16, float64, int8, "
-                "uint8, int16, int32, int64, bool)");
+                "' is not a dtype (float32, float16, bfloat16, float64, int8, "
+                "uint8, int16, uint16, int32, uint32, int64, uint64, bool)");
   }
   std::vector<int64_t> shape(const YAML::Node& n, const std::string& what) const {
     if (!n.IsSequence()) fail(n, what + " must be a list of dimensions, e.g. [1, 8]");
