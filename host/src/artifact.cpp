@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "host_api.hpp"
+#include "packed_artifact.hpp"
 
 namespace fs = std::filesystem;
 
@@ -44,10 +45,15 @@ Artifact Artifact::open(const fs::path& path) {
     throw UserError("file not found", "artifact '" + path.string() + "' does not exist",
                     "compile one with 'eulernpu compile ... --out " + path.string() + "'");
   }
+  if (fs::is_regular_file(path, ec) && (is_packed_artifact_path(path) || starts_like_zip(path))) {
+    Artifact a(path);
+    a.files_ = std::make_shared<const FileSet>(read_packed_artifact(path));
+    return a;
+  }
   if (!fs::is_directory(path, ec) || !fs::is_regular_file(path / "manifest.json", ec)) {
     throw UserError("not an artifact",
                     "'" + path.string() + "' is not an artifact directory (no manifest.json)",
-                    "pass the directory 'eulernpu compile --out' wrote");
+                    "pass the directory or .mxq file 'eulernpu compile --out' wrote");
   }
   return Artifact(path);
 }
@@ -127,6 +133,14 @@ void write_artifact_dir(const fs::path& out, const FileSet& files) {
     throw;
   }
   fs::remove_all(old, ec);
+}
+
+void write_artifact(const fs::path& out, const FileSet& files) {
+  if (is_packed_artifact_path(out)) {
+    write_packed_artifact(out, files);
+  } else {
+    write_artifact_dir(out, files);
+  }
 }
 
 }  // namespace eulernpu::host

@@ -1,6 +1,6 @@
 // Artifacts: a directory of files (manifest.json, graph.json,
-// plan.json, weights/*.npz, ...) written all-or-nothing, or the same files
-// held in memory.
+// plan.json, weights/*.npz, ...) written all-or-nothing, the same files
+// packed into one .mxq zip file (packed_artifact.hpp), or held in memory.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,9 @@ constexpr uint64_t kMaxArtifactFileBytes = 4ull << 30;
 
 class Artifact {
  public:
-  // Opens an artifact directory. Throws UserError if it is not one.
+  // Opens an artifact directory, or a packed artifact file (a .mxq, or any
+  // zip file), which is read and checked whole (read_packed_artifact).
+  // Throws UserError if `path` is neither.
   static Artifact open(const std::filesystem::path& path);
   // An artifact held in memory, as lower() returned it: lets a backend run
   // what it just lowered without a round trip through the disk (the
@@ -46,5 +48,10 @@ class Artifact {
 // artifact or untouched. An existing artifact at `out` is replaced; any
 // other existing file or directory is an error.
 void write_artifact_dir(const std::filesystem::path& out, const FileSet& files);
+
+// Writes `files` as the artifact `out` names: a packed artifact if it ends
+// in .mxq (write_packed_artifact), otherwise a directory
+// (write_artifact_dir). Both are all-or-nothing.
+void write_artifact(const std::filesystem::path& out, const FileSet& files);
 
 }  // namespace eulernpu::host

@@ -13,14 +13,22 @@ namespace eulernpu::host {
 int cmd_compile(Context& ctx, int argc, char** argv) {
   cxxopts::Options options("eulernpu compile", "Compile a model into an artifact for a backend.");
   add_model_options(options, true);
-  options.add_options()("out", "artifact directory to write", cxxopts::value<std::string>())(
+  options.add_options()("out", "artifact to write: a directory, or one file if it ends in .mxq",
+                        cxxopts::value<std::string>())("output", "the same as --out",
+                                                       cxxopts::value<std::string>())(
       "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
       "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
       cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
-  require(*args, "compile", "out");
+  if (args->count("out") && args->count("output")) {
+    throw UserError("invalid command line", "--out and --output name the same thing",
+                    "give only one of them");
+  }
+  const std::string out =
+      args->count("output") ? (*args)["output"].as<std::string>() : optional_string(*args, "out");
+  if (!args->count("output")) require(*args, "compile", "out");
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
   const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
@@ -56,18 +64,18 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   record.core_mode = core_mode;
   record.model_path = model_path;
   record.weights_path = loaded.weights_path;
-  // Where the artifact is written is not part of what it is: leave --out
-  // out, so compiling the same inputs anywhere gives the same bytes.
+  // Where (and in which form) the artifact is written is not part of what
+  // it is: leave --out out, so compiling the same inputs anywhere gives the same bytes.
   for (size_t i = 0; i < ctx.command_line.size(); ++i) {
     const std::string& a = ctx.command_line[i];
-    if (a == "--out") {
+    if (a == "--out" || a == "--output") {
       ++i;
-    } else if (a.rfind("--out=", 0) != 0) {
+    } else if (a.rfind("--out=", 0) != 0 && a.rfind("--output=", 0) != 0) {
       record.command_line.push_back(a);
     }
   }
   files["manifest.json"] = make_manifest(record, m.model, files);
-  write_artifact_dir((*args)["out"].as<std::string>(), files);
+  write_artifact(out, files);
 
   const int ops = m.model.graph().node_size();
   std::printf("Compile  OK: %d op%s lowered · plan written\n", ops, ops == 1 ? "" : "s");

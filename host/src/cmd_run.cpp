@@ -73,7 +73,8 @@ void check_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
 
 int cmd_run(Context& ctx, int argc, char** argv) {
   cxxopts::Options options("eulernpu run", "Run an artifact on the backend it was compiled for.");
-  options.add_options()("artifact", "artifact directory", cxxopts::value<std::string>())(
+  options.add_options()("artifact", "artifact directory or .mxq file",
+                        cxxopts::value<std::string>())(
       "input", "input tensors (.npz, keyed by input name)", cxxopts::value<std::string>())(
       "out", "result .npz to write", cxxopts::value<std::string>())(
       "inference-scheme", "must match the artifact's core mode if given",
