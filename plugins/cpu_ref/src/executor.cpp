@@ -130,7 +130,8 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
           "input '" + std::string(in.name) + "' does not match the artifact's " + "declared input",
           "pass inputs with the dtype and shape the model was compiled for");
     }
-    std::memcpy(it->second.data, in.data, in.size_bytes);
+    // An empty tensor may come with no data pointer at all.
+    if (in.size_bytes > 0) std::memcpy(it->second.data, in.data, in.size_bytes);
   }
 
   const int threads = std::stoi(options.get("threads", "0"));
