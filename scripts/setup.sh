@@ -13,7 +13,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev
   libzip-dev zipcmp zipmerge ziptool
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-numpy python3-onnx
+  python3-numpy python3-onnx python3-sklearn
   g++-aarch64-linux-gnu
 )
 
