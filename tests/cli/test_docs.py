@@ -92,6 +92,7 @@ class DocsCommandsTest(unittest.TestCase):
     def test_every_console_command_runs_as_shown(self):
         docs = sorted(glob.glob(os.path.join(SOURCE_DIR, "docs", "**", "*.md"), recursive=True))
         docs.append(os.path.join(SOURCE_DIR, "README.md"))
+        docs += sorted(glob.glob(os.path.join(SOURCE_DIR, "examples", "*", "README.md")))
         env = dict(os.environ)
         env["PATH"] = os.path.dirname(EULERNPU) + os.pathsep + env["PATH"]
         env.pop("EULERNPU_PLUGIN_PATH", None)
