@@ -297,7 +297,8 @@ GemmPlan GemmPlan::make(int64_t m, int64_t n, int64_t k, int64_t max_cols) {
   }
   // Widths a multiple of 16, the micro-kernels' widest unroll.
   int64_t width = ((extent + blocks - 1) / blocks + 15) / 16 * 16;
-  if (!p.by_rows && max_cols > 0 && width > max_cols) width = std::max<int64_t>(16, max_cols / 16 * 16);
+  if (!p.by_rows && max_cols > 0 && width > max_cols)
+    width = std::max<int64_t>(16, max_cols / 16 * 16);
   p.width = std::min(width, extent);
   p.blocks = (extent + p.width - 1) / p.width;
   return p;

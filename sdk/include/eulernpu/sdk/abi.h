@@ -99,9 +99,9 @@ typedef enum enp_dtype_t {
   /* Brain float: the upper 16 bits of a float32 (8-bit exponent, 7-bit
    * mantissa), stored as its bit pattern in a uint16. */
   ENP_DTYPE_BFLOAT16 = 16,
-  /* Low-precision types. In memory every element takes ONE byte, unpacked, whatever ONNX packs: float8 and float4 elements hold
-   * their bit pattern (float4 in the low nibble), int4/int2 the value
-   * sign-extended to int8, uint4/uint2 the value as uint8. Only TensorProtos
+  /* Low-precision types. In memory every element takes ONE byte, unpacked, whatever ONNX packs:
+   * float8 and float4 elements hold their bit pattern (float4 in the low nibble), int4/int2 the
+   * value sign-extended to int8, uint4/uint2 the value as uint8. Only TensorProtos
    * (.mblt files) pack 4-bit and 2-bit types, low bits first. */
   ENP_DTYPE_FLOAT8E4M3FN = 17,   /* 1-4-3, bias 7, no inf, NaN S.1111.111 */
   ENP_DTYPE_FLOAT8E4M3FNUZ = 18, /* 1-4-3, bias 8, no inf, no -0, NaN 0x80 */
