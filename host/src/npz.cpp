@@ -22,11 +22,17 @@
 
 #include "error.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
+#include "zip_io.hpp"
 
 namespace eulernpu::host {
 namespace {
 
 namespace fs = std::filesystem;
+using zip_io::FilePtr;
+using zip_io::libzip_says;
+using zip_io::SourcePtr;
+using zip_io::ZipError;
+using zip_io::ZipPtr;
 
 constexpr char kNotFound[] = "file not found";
 constexpr char kCorrupt[] = "npz file is corrupt";
@@ -58,11 +64,6 @@ constexpr size_t kNpyAlign = 64;
 // numpy leaves room for the first axis to grow to this many digits, so that
 // appending to a file never has to rewrite the header.
 constexpr size_t kGrowthAxisMaxDigits = 21;
-
-// DOS date of 1980-01-01 (year 0, month 1, day 1), time 00:00:00: the zip
-// epoch, which is also what numpy's zipfile writes.
-constexpr zip_uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;
-constexpr zip_uint16_t kDosTimeMidnight = 0;
 
 [[noreturn]] void fail(const char* title, std::string where, std::string fix) {
   throw UserError(title, std::move(where), std::move(fix));
@@ -444,37 +445,6 @@ Tensor tensor_from_npy(std::vector<uint8_t> bytes, const std::string& where,
 
 // --- libzip ---
 
-struct ZipDiscard {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct SourceFree {
-  void operator()(zip_source_t* s) const { zip_source_free(s); }
-};
-struct FileClose {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-using ZipPtr = std::unique_ptr<zip_t, ZipDiscard>;
-using SourcePtr = std::unique_ptr<zip_source_t, SourceFree>;
-using FilePtr = std::unique_ptr<zip_file_t, FileClose>;
-
-// Owns a zip_error_t, which must be finalized.
-class ZipError {
- public:
-  ZipError() { zip_error_init(&error_); }
-  ~ZipError() { zip_error_fini(&error_); }
-  ZipError(const ZipError&) = delete;
-  ZipError& operator=(const ZipError&) = delete;
-
-  zip_error_t* get() { return &error_; }
-  int code() { return zip_error_code_zip(&error_); }
-  std::string message() { return zip_error_strerror(&error_); }
-
- private:
-  zip_error_t error_;
-};
-
-std::string libzip_says(const std::string& message) { return " (libzip: " + message + ")"; }
-
 std::string member_where(const std::string& display_name, const std::string& key) {
   return display_name + ", key " + in_quotes(key);
 }
@@ -683,28 +653,6 @@ std::string npy_header(const Tensor& t) {
   return header;
 }
 
-std::vector<uint8_t> read_source(zip_source_t* src) {
-  zip_stat_t st;
-  zip_stat_init(&st);
-  if (zip_source_stat(src, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0 ||
-      zip_source_open(src) != 0) {
-    throw std::runtime_error("cannot read the encoded npz back" +
-                             libzip_says(zip_error_strerror(zip_source_error(src))));
-  }
-  std::vector<uint8_t> bytes(st.size);
-  uint64_t got = 0;
-  while (got < bytes.size()) {
-    const zip_int64_t n = zip_source_read(src, bytes.data() + got, bytes.size() - got);
-    if (n <= 0) break;
-    got += static_cast<uint64_t>(n);
-  }
-  zip_source_close(src);
-  if (got != bytes.size()) {
-    throw std::runtime_error("short read of the encoded npz");
-  }
-  return bytes;
-}
-
 // The pieces of one member, kept alive until zip_close reads them.
 struct Member {
   std::string header;
@@ -719,19 +667,8 @@ void add_member(zip_t* za, const Tensor& t, Member& member, bool compress) {
   const zip_uint64_t count = t.data.empty() ? 1 : 2;
   zip_source_t* src = zip_source_buffer_fragment(za, member.fragments.data(), count, 0);
   if (src == nullptr) throw std::bad_alloc();
-  const std::string name = t.name + ".npy";
-  const zip_int64_t index = zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
-  if (index < 0) {
-    zip_source_free(src);
-    throw std::invalid_argument("cannot add '" + name + "' to an npz" +
-                                libzip_says(zip_strerror(za)));
-  }
-  const auto i = static_cast<zip_uint64_t>(index);
-  if (zip_file_set_dostime(za, i, kDosTimeMidnight, kDosDate1980, 0) != 0 ||
-      zip_set_file_compression(za, i, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0) {
-    throw std::runtime_error("cannot set up '" + name + "' in an npz" +
-                             libzip_says(zip_strerror(za)));
-  }
+  zip_io::add_fixed_member(za, t.name + ".npy", src, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0,
+                           "an npz");
 }
 
 // A temporary file that is removed unless it was renamed into place.
@@ -869,23 +806,12 @@ std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors, bool compres
   }
   // Declared first so libzip's sources never outlive what they point to.
   std::vector<Member> members(tensors.size());
-  ZipError error;
-  SourcePtr out(zip_source_buffer_create(nullptr, 0, 0, error.get()));
-  if (!out) throw std::bad_alloc();
-  ZipPtr za(zip_open_from_source(out.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get()));
-  if (!za) {
-    throw std::runtime_error("cannot start an npz in memory" + libzip_says(error.message()));
-  }
-  zip_source_keep(out.get());  // both `za` and `out` now release it
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    members[i].header = npy_header(tensors[i]);
-    add_member(za.get(), tensors[i], members[i], compress);
-  }
-  if (zip_close(za.get()) != 0) {
-    throw std::runtime_error("cannot encode an npz" + libzip_says(zip_strerror(za.get())));
-  }
-  za.release();  // zip_close freed it
-  return read_source(out.get());
+  return zip_io::encode_archive("an npz", [&](zip_t* za) {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      members[i].header = npy_header(tensors[i]);
+      add_member(za, tensors[i], members[i], compress);
+    }
+  });
 }
 
 void write_npz(const fs::path& path, const std::vector<Tensor>& tensors, bool compress) {

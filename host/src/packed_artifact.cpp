@@ -17,11 +17,18 @@
 #include "host_api.hpp"
 #include "npz.hpp"
 #include "sha256.hpp"
+#include "zip_io.hpp"
 
 namespace fs = std::filesystem;
 
 namespace eulernpu::host {
 namespace {
+
+using zip_io::FilePtr;
+using zip_io::libzip_says;
+using zip_io::SourcePtr;
+using zip_io::ZipError;
+using zip_io::ZipPtr;
 
 constexpr char kCorrupt[] = "packed artifact is corrupt";
 constexpr char kUnsafe[] = "packed artifact has an unsafe entry";
@@ -35,44 +42,11 @@ constexpr char kLimitFix[] =
 
 // DOS date of 1980-01-01 (the zip epoch), time 00:00:00, as numpy and our
 // .npz writer use: the bytes then do not depend on when they were made.
-constexpr zip_uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;
-constexpr zip_uint16_t kDosTimeMidnight = 0;
 // A regular file, rw-r--r--: what `unzip` creates, whoever packed it.
 constexpr zip_uint32_t kUnixRegularFile0644 = (S_IFREG | 0644u) << 16;
 // MS-DOS attribute bit of a directory.
 constexpr zip_uint32_t kDosDirectoryBit = 0x10;
 constexpr char kZipMagic[] = "PK\x03\x04";
-
-struct ZipDiscard {
-  void operator()(zip_t* z) const { zip_discard(z); }
-};
-struct SourceFree {
-  void operator()(zip_source_t* s) const { zip_source_free(s); }
-};
-struct FileClose {
-  void operator()(zip_file_t* f) const { zip_fclose(f); }
-};
-using ZipPtr = std::unique_ptr<zip_t, ZipDiscard>;
-using SourcePtr = std::unique_ptr<zip_source_t, SourceFree>;
-using FilePtr = std::unique_ptr<zip_file_t, FileClose>;
-
-// Owns a zip_error_t, which must be finalized.
-class ZipError {
- public:
-  ZipError() { zip_error_init(&error_); }
-  ~ZipError() { zip_error_fini(&error_); }
-  ZipError(const ZipError&) = delete;
-  ZipError& operator=(const ZipError&) = delete;
-
-  zip_error_t* get() { return &error_; }
-  int code() { return zip_error_code_zip(&error_); }
-  std::string message() { return zip_error_strerror(&error_); }
-
- private:
-  zip_error_t error_;
-};
-
-std::string libzip_says(const std::string& message) { return " (libzip: " + message + ")"; }
 
 // Built by appending: GCC 12 warns falsely (-Wrestrict) on "'" + string.
 std::string quoted(const std::string& s) {
@@ -93,42 +67,15 @@ bool deflated(const std::string& relative) { return relative.ends_with(".json");
 
 // --- writing ---
 
-std::vector<uint8_t> read_back(zip_source_t* src) {
-  zip_stat_t st;
-  zip_stat_init(&st);
-  if (zip_source_stat(src, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0 ||
-      zip_source_open(src) != 0) {
-    throw std::runtime_error("cannot read the packed artifact back" +
-                             libzip_says(zip_error_strerror(zip_source_error(src))));
-  }
-  std::vector<uint8_t> bytes(st.size);
-  uint64_t got = 0;
-  while (got < bytes.size()) {
-    const zip_int64_t n = zip_source_read(src, bytes.data() + got, bytes.size() - got);
-    if (n <= 0) break;
-    got += static_cast<uint64_t>(n);
-  }
-  zip_source_close(src);
-  if (got != bytes.size()) throw std::runtime_error("short read of the packed artifact");
-  return bytes;
-}
-
 void add_member(zip_t* za, const std::string& relative, const std::vector<uint8_t>& bytes) {
   check_relative_path(relative, "artifact file");
   zip_source_t* src = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
   if (src == nullptr) throw std::bad_alloc();
-  const zip_int64_t index = zip_file_add(za, relative.c_str(), src, ZIP_FL_ENC_UTF_8);
-  if (index < 0) {
-    zip_source_free(src);
-    throw std::runtime_error("cannot add " + quoted(relative) + " to a packed artifact" +
-                             libzip_says(zip_strerror(za)));
-  }
-  const auto i = static_cast<zip_uint64_t>(index);
   const bool deflate = deflated(relative);
-  if (zip_file_set_dostime(za, i, kDosTimeMidnight, kDosDate1980, 0) != 0 ||
-      zip_file_set_external_attributes(za, i, 0, ZIP_OPSYS_UNIX, kUnixRegularFile0644) != 0 ||
-      zip_set_file_compression(za, i, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, deflate ? 9 : 0) !=
-          0) {
+  const zip_uint64_t i =
+      zip_io::add_fixed_member(za, relative, src, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
+                               deflate ? 9 : 0, "a packed artifact");
+  if (zip_file_set_external_attributes(za, i, 0, ZIP_OPSYS_UNIX, kUnixRegularFile0644) != 0) {
     throw std::runtime_error("cannot set up " + quoted(relative) + " in a packed artifact" +
                              libzip_says(zip_strerror(za)));
   }
@@ -385,23 +332,10 @@ bool starts_like_zip(const fs::path& path) {
 
 std::vector<uint8_t> encode_packed_artifact(const FileSet& files) {
   if (files.empty()) throw std::invalid_argument("a packed artifact needs at least one file");
-  ZipError error;
-  SourcePtr out(zip_source_buffer_create(nullptr, 0, 0, error.get()));
-  if (!out) throw std::bad_alloc();
-  ZipPtr za(zip_open_from_source(out.get(), ZIP_CREATE | ZIP_TRUNCATE, error.get()));
-  if (!za) {
-    throw std::runtime_error("cannot start a packed artifact in memory" +
-                             libzip_says(error.message()));
-  }
-  zip_source_keep(out.get());  // both `za` and `out` now release it
-  // std::map iterates in byte order of the paths: the member order.
-  for (const auto& [relative, bytes] : files) add_member(za.get(), relative, bytes);
-  if (zip_close(za.get()) != 0) {
-    throw std::runtime_error("cannot encode a packed artifact" +
-                             libzip_says(zip_strerror(za.get())));
-  }
-  za.release();  // zip_close freed it
-  return read_back(out.get());
+  return zip_io::encode_archive("a packed artifact", [&](zip_t* za) {
+    // std::map iterates in byte order of the paths: the member order.
+    for (const auto& [relative, bytes] : files) add_member(za, relative, bytes);
+  });
 }
 
 void write_packed_artifact(const fs::path& out, const FileSet& files) {
