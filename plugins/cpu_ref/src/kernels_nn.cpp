@@ -85,12 +85,6 @@ void gemm_in_blocks(const Gemm& g, int threads, Prepare&& prepare) {
 
 std::vector<int64_t> batch_dims(const std::vector<int64_t>& s) { return {s.begin(), s.end() - 2}; }
 
-int64_t product(const std::vector<int64_t>& dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) p *= d;
-  return p;
-}
-
 // numpy broadcasting of two batch shapes (validated by shape inference).
 std::vector<int64_t> broadcast_batch(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t rank = std::max(a.size(), b.size());
@@ -131,19 +125,33 @@ void batched_matmul(const Buffer& a, const Buffer& b, const std::vector<int64_t>
   });
 }
 
+// MatMul's operands as matrices: numpy's 1-D promotion applied to a and b,
+// the broadcast batch shape, and the matrix sizes, checked against out.
+struct MatMulShape {
+  std::vector<int64_t> batch;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+MatMulShape matmul_shape(Buffer& a, Buffer& b, const Buffer& out) {
+  if (a.shape.empty() || b.shape.empty()) corrupt("MatMul inputs must have rank >= 1");
+  // (K) -> (1, K) and (K) -> (K, 1).
+  if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1);
+  if (b.shape.size() == 1) b.shape.push_back(1);
+  MatMulShape s;
+  s.m = a.shape[a.shape.size() - 2];
+  s.k = a.shape.back();
+  s.n = b.shape.back();
+  s.batch = broadcast_batch(batch_dims(a.shape), batch_dims(b.shape));
+  if (b.shape[b.shape.size() - 2] != s.k || out.count() != product(s.batch) * s.m * s.n) {
+    corrupt("MatMul shapes do not match");
+  }
+  return s;
+}
+
 void f32_matmul(const KernelContext& ctx) {
   Buffer a = ctx.inputs[0], b = ctx.inputs[1];
   const Buffer& out = ctx.outputs[0];
-  if (a.shape.empty() || b.shape.empty()) corrupt("MatMul inputs must have rank >= 1");
-  // numpy's 1-D promotion: (K) -> (1, K) and (K) -> (K, 1).
-  if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1);
-  if (b.shape.size() == 1) b.shape.push_back(1);
-  const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back();
-  const int64_t n = b.shape.back();
-  const auto batch = broadcast_batch(batch_dims(a.shape), batch_dims(b.shape));
-  if (b.shape[b.shape.size() - 2] != k || out.count() != product(batch) * m * n) {
-    corrupt("MatMul shapes do not match");
-  }
+  const auto [batch, m, n, k] = matmul_shape(a, b, out);
   if (product(batch_dims(b.shape)) == 1) {
     // B is one matrix: A's batches stack into the rows of a single GEMM,
     // which OpenBLAS runs far better than many small ones.
@@ -159,15 +167,7 @@ void f32_matmul(const KernelContext& ctx) {
 void f64_matmul(const KernelContext& ctx) {
   Buffer a = ctx.inputs[0], b = ctx.inputs[1];
   const Buffer& out = ctx.outputs[0];
-  if (a.shape.empty() || b.shape.empty()) corrupt("MatMul inputs must have rank >= 1");
-  if (a.shape.size() == 1) a.shape.insert(a.shape.begin(), 1);
-  if (b.shape.size() == 1) b.shape.push_back(1);
-  const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back();
-  const int64_t n = b.shape.back();
-  const auto batch = broadcast_batch(batch_dims(a.shape), batch_dims(b.shape));
-  if (b.shape[b.shape.size() - 2] != k || out.count() != product(batch) * m * n) {
-    corrupt("MatMul shapes do not match");
-  }
+  const auto [batch, m, n, k] = matmul_shape(a, b, out);
   const size_t rank = batch.size();
   const auto sa = broadcast_strides(batch_dims(a.shape), rank);
   const auto sb = broadcast_strides(batch_dims(b.shape), rank);
