@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 1
+#define ENP_ABI_MINOR 2
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -337,11 +337,36 @@ typedef struct enp_frontend_v1_t {
   enp_status_t* (*import_model)(const enp_frontend_request_t* request, enp_graph_builder_t* out);
 } enp_frontend_v1_t;
 
-/* Reserved for the int8 quantizer; its functions arrive in a later minor. */
+/* A quantizer's state for one quantization (plugin-owned, opaque). */
+typedef struct enp_quant_session_t enp_quant_session_t;
+
+/* A quantizer turns a float graph into an int8 graph from the values the
+ * float graph takes on calibration samples. The host drives it:
+ *
+ *   session_begin(graph, options)          -> session, number of passes P
+ *   for pass in 0..P-1:
+ *     for every calibration sample, in a fixed order:
+ *       session_observe(session, pass, values of that sample)
+ *   session_finish(session, builder)       -> the quantized graph
+ *   session_end(session)                   (always, also after an error)
+ *
+ * `values` holds every float32 value of the graph for one sample: the graph
+ * inputs, then every node output in node order, each named as in the graph
+ * and with data. The quantized graph is written through the same builder
+ * functions a frontend uses; the host sorts, shape-checks and saves it.
+ * Options are the quantization config as key/value pairs (docs/config.md).
+ * Members from session_begin on are ABI 1.2. */
 typedef struct enp_quantizer_v1_t {
   uint64_t struct_size;
   const char* const* methods; /* calibration methods */
   uint32_t n_methods;
+  enp_status_t* (*session_begin)(const enp_graph_t* graph, const enp_kv_t* options,
+                                 uint64_t n_options, enp_quant_session_t** session,
+                                 uint32_t* n_passes);
+  enp_status_t* (*session_observe)(enp_quant_session_t* session, uint32_t pass,
+                                   const enp_tensor_t* values, uint64_t n_values);
+  enp_status_t* (*session_finish)(enp_quant_session_t* session, enp_graph_builder_t* out);
+  void (*session_end)(enp_quant_session_t* session);
 } enp_quantizer_v1_t;
 
 /* One op a backend implements. */
