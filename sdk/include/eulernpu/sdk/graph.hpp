@@ -256,6 +256,7 @@ class Options {
   std::string get(std::string_view key, std::string fallback) const {
     return find(key).value_or(std::move(fallback));
   }
+  std::span<const enp_kv_t> all() const { return kv_; }
   // Every option whose key starts with `prefix`, the prefix removed.
   std::vector<std::pair<std::string, std::string>> with_prefix(std::string_view prefix) const {
     std::vector<std::pair<std::string, std::string>> out;

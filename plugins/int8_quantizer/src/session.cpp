@@ -1,0 +1,121 @@
+#include "session.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace eulernpu::int8_quantizer {
+
+namespace {
+
+[[noreturn]] void bad_option(const std::string& key, const std::string& why,
+                             const std::string& fix) {
+  throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid quantization config",
+                   "option '" + key + "': " + why, fix);
+}
+
+bool node_exists(const OwnedGraph& g, const std::string& name) {
+  for (const Node& n : g.nodes) {
+    if (n.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGraph& graph) {
+  SessionOptions s;
+  const std::string method = options.get("method", "percentile");
+  try {
+    s.method = parse_method(method);
+  } catch (const std::invalid_argument& e) {
+    bad_option("method", e.what(), "use minmax, percentile, entropy or mse");
+  }
+  s.rewrite.method = method_name(s.method);
+  if (auto p = options.find("percentile")) {
+    char* end = nullptr;
+    const double v = std::strtod(p->c_str(), &end);
+    if (p->empty() || *end != '\0' || !(v > 0.0 && v <= 100.0)) {
+      bad_option("percentile", "'" + *p + "' is not a number in (0, 100]", "e.g. 99.99");
+    }
+    s.method_options.percentile = v;
+  }
+  const std::string weights = options.get("weights", "per_channel");
+  if (weights != "per_channel" && weights != "per_tensor") {
+    bad_option("weights", "'" + weights + "' is neither per_channel nor per_tensor",
+               "use per_channel (the default) or per_tensor");
+  }
+  s.rewrite.per_tensor_weights = weights == "per_tensor";
+  for (const auto& [key, value] : options.with_prefix("layer.")) {
+    const auto dot = key.rfind('.');
+    const std::string node = dot == std::string::npos ? "" : key.substr(0, dot);
+    const std::string what = dot == std::string::npos ? key : key.substr(dot + 1);
+    if (node.empty() || (what != "keep_fp32" && what != "per_tensor")) {
+      bad_option("layer." + key, "not layer.<node>.keep_fp32 or layer.<node>.per_tensor",
+                 "see docs/config.md, layers");
+    }
+    if (!node_exists(graph, node)) {
+      bad_option("layer." + key, "the model has no node '" + node + "'",
+                 "name a node as 'eulernpu inspect' lists it");
+    }
+    if (value != "1" && value != "0") bad_option("layer." + key, "'" + value + "' is not 0 or 1", "use true or false");
+    if (value == "1") (what == "keep_fp32" ? s.rewrite.keep_fp32 : s.rewrite.per_tensor_nodes).insert(node);
+  }
+  for (const enp_kv_t& kv : options.all()) {
+    const std::string key = kv.key;
+    if (key != "method" && key != "percentile" && key != "weights" && key.rfind("layer.", 0) != 0) {
+      bad_option(key, "unknown option", "see docs/config.md for the keys");
+    }
+  }
+  return s;
+}
+
+Session::Session(OwnedGraph graph, SessionOptions options)
+    : graph_(std::move(graph)), options_(std::move(options)) {}
+
+void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
+  if (pass >= passes()) {
+    throw sdk::Error(ENP_INTERNAL, "internal plugin error",
+                     "pass " + std::to_string(pass) + " of " + std::to_string(passes()),
+                     "report this as a bug");
+  }
+  std::vector<float> buffer;
+  for (const enp_tensor_t& t : values) {
+    if (t.dtype != ENP_DTYPE_FLOAT32 || !t.data) continue;
+    // The host's data is aligned, but copying keeps this independent of it.
+    buffer.resize(t.size_bytes / sizeof(float));
+    if (!buffer.empty()) std::memcpy(buffer.data(), t.data, buffer.size() * sizeof(float));
+    TensorObserver& obs = observers_[t.name];
+    if (pass == 0) {
+      obs.observe_range(buffer);
+    } else {
+      obs.observe_histogram(buffer);
+    }
+  }
+  ++samples_[pass];
+}
+
+OwnedGraph Session::quantize() const {
+  std::map<std::string, QParams> calibrated;
+  for (const auto& [name, obs] : observers_) {
+    if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) {
+      throw sdk::Error(ENP_INVALID_ARGUMENT, "calibration data does not fit the model",
+                       "value '" + name + "' took an infinite value on the calibration samples",
+                       "check the calibration data (inputs out of the model's range)");
+    }
+    calibrated[name] =
+        to_qparams(activation_params(choose_range(obs, options_.method, options_.method_options)));
+  }
+  return Rewriter(graph_, std::move(calibrated), options_.rewrite).run();
+}
+
+void Session::finish(sdk::GraphBuilder& out) {
+  if (samples_[0] == 0) {
+    throw sdk::Error(ENP_INVALID_ARGUMENT, "no calibration samples",
+                     "the quantizer observed no sample", "give calibration data");
+  }
+  quantize().emit(out);
+}
+
+}  // namespace eulernpu::int8_quantizer

@@ -1,0 +1,43 @@
+// One quantization: the float graph, an observer per float value fed pass
+// by pass, and at the end the rewrite into the int8 graph.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "calibration.hpp"
+#include "eulernpu/sdk/quantizer.hpp"
+#include "owned_graph.hpp"
+#include "rewrite.hpp"
+
+namespace eulernpu::int8_quantizer {
+
+// The options of docs/config.md as the host passes them.
+struct SessionOptions {
+  Method method = Method::kPercentile;
+  MethodOptions method_options;
+  RewriteSettings rewrite;
+
+  // Throws sdk::Error (invalid argument) naming a bad key or value.
+  static SessionOptions parse(const sdk::Options& options, const OwnedGraph& graph);
+};
+
+class Session : public sdk::QuantSession {
+ public:
+  Session(OwnedGraph graph, SessionOptions options);
+  uint32_t passes() const { return needs_histogram(options_.method) ? 2 : 1; }
+
+  void observe(uint32_t pass, std::span<const enp_tensor_t> values) override;
+  void finish(sdk::GraphBuilder& out) override;
+
+  // The quantized graph (what finish() emits); exposed for tests.
+  OwnedGraph quantize() const;
+
+ private:
+  OwnedGraph graph_;
+  SessionOptions options_;
+  std::map<std::string, TensorObserver> observers_;
+  uint64_t samples_[2] = {0, 0};
+};
+
+}  // namespace eulernpu::int8_quantizer
