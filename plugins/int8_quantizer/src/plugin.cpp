@@ -8,8 +8,7 @@ namespace eulernpu::int8_quantizer {
 
 class Int8Quantizer : public sdk::Quantizer {
  public:
-  std::unique_ptr<sdk::QuantSession> begin(const sdk::GraphView& graph,
-                                           const sdk::Options& options,
+  std::unique_ptr<sdk::QuantSession> begin(const sdk::GraphView& graph, const sdk::Options& options,
                                            uint32_t& passes) override {
     OwnedGraph g = OwnedGraph::copy_of(graph);
     SessionOptions o = SessionOptions::parse(options, g);

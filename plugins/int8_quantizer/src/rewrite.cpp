@@ -207,9 +207,8 @@ std::pair<int32_t, int32_t> Rewriter::clamp_of(size_t index, QParams p) const {
 
 void Rewriter::mark_fused(size_t index, const std::string& into) {
   fused_.insert(index);
-  fused_json_.push_back({{"node", src_.nodes[index].name},
-                         {"op", src_.nodes[index].op_type},
-                         {"into", into}});
+  fused_json_.push_back(
+      {{"node", src_.nodes[index].name}, {"op", src_.nodes[index].op_type}, {"into", into}});
 }
 
 void Rewriter::keep_float(size_t index, const std::string& reason) {
@@ -263,12 +262,12 @@ OwnedGraph Rewriter::run() {
   for (const auto& [name, t] : src_.initializers) {
     if (read.count(name) && !out_.initializers.count(name)) out_.initializers.emplace(name, t);
   }
-  out_.metadata["eulernpu.quantization"] = nlohmann::json{{"format", 1},
-                                                          {"method", settings_.method},
-                                                          {"values", values_},
-                                                          {"float_nodes", float_nodes_},
-                                                          {"fused", fused_json_}}
-                                               .dump();
+  out_.metadata["eulernpu.quantization"] = nlohmann::json{
+      {"format", 1},
+      {"method", settings_.method},
+      {"values", values_},
+      {"float_nodes", float_nodes_},
+      {"fused", fused_json_}}.dump();
   return std::move(out_);
 }
 

@@ -25,7 +25,7 @@ namespace eulernpu::int8_quantizer {
 
 struct RewriteSettings {
   bool per_tensor_weights = false;
-  std::set<std::string> keep_fp32;        // node names
+  std::set<std::string> keep_fp32;         // node names
   std::set<std::string> per_tensor_nodes;  // node names
   std::string method;                      // recorded in the metadata
 };
@@ -46,7 +46,8 @@ bool is_movement_op(const std::string& op_type);
 // Explicit [begin..., end...] pads of a Conv/pool node whose input has
 // spatial dims `spatial` (auto_pad resolved as ONNX defines it); nullopt if
 // the shape is not known.
-std::optional<std::vector<int64_t>> explicit_pads(const Node& n, const std::vector<int64_t>& spatial,
+std::optional<std::vector<int64_t>> explicit_pads(const Node& n,
+                                                  const std::vector<int64_t>& spatial,
                                                   const std::vector<int64_t>& kernel);
 
 class Rewriter {

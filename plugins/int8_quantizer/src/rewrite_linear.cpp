@@ -33,7 +33,8 @@ std::vector<int32_t> shifts(const std::vector<qm::FixedMultiplier>& m) {
 
 }  // namespace
 
-std::optional<std::vector<int64_t>> explicit_pads(const Node& n, const std::vector<int64_t>& spatial,
+std::optional<std::vector<int64_t>> explicit_pads(const Node& n,
+                                                  const std::vector<int64_t>& spatial,
                                                   const std::vector<int64_t>& kernel) {
   const size_t r = kernel.size();
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
@@ -51,9 +52,8 @@ std::optional<std::vector<int64_t>> explicit_pads(const Node& n, const std::vect
   for (size_t i = 0; i < r; ++i) {
     if (spatial[i] < 0 || strides[i] <= 0) return std::nullopt;
     const int64_t out = (spatial[i] + strides[i] - 1) / strides[i];
-    const int64_t total =
-        std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 -
-                                 spatial[i]);
+    const int64_t total = std::max<int64_t>(
+        0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - spatial[i]);
     const int64_t small = total / 2;
     pads[i] = auto_pad == "SAME_LOWER" ? total - small : small;
     pads[i + r] = total - pads[i];
@@ -87,8 +87,8 @@ struct Prepared {
   std::vector<qm::FixedMultiplier> m;
   QParams in, out;
   int32_t qmin = -128, qmax = 127;
-  std::string output;                  // float name of the value produced
-  std::optional<size_t> fused;         // a Relu/Clip folded into the clamp
+  std::string output;           // float name of the value produced
+  std::optional<size_t> fused;  // a Relu/Clip folded into the clamp
 };
 
 }  // namespace
@@ -123,7 +123,8 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
     int64_t max_w = 0;
     if (wt.channel_axis == 0 && !wt.per_tensor) {
       for (int64_t k = 0; k < per_channel; ++k) {
-        max_w = std::max<int64_t>(max_w, std::abs(p.w.values[static_cast<size_t>(c * per_channel + k)]));
+        max_w = std::max<int64_t>(max_w,
+                                  std::abs(p.w.values[static_cast<size_t>(c * per_channel + k)]));
       }
     } else {
       for (int8_t v : p.w.values) max_w = std::max<int64_t>(max_w, std::abs(v));
@@ -171,7 +172,8 @@ Rewriter::Reason Rewriter::conv(size_t index) {
   if (!w || w->dtype != ENP_DTYPE_FLOAT32) return "its weights are not a float32 constant";
   if (!n.input(2).empty() && !src_.initializer(n.input(2))) return "its bias is not a constant";
   const ValueType* x = src_.type(n.input(0));
-  if (!x || !x->shape_known || x->dims.size() != w->dims.size()) return "its input shape is unknown";
+  if (!x || !x->shape_known || x->dims.size() != w->dims.size())
+    return "its input shape is unknown";
   const std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
   const std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
   const auto pads = explicit_pads(n, spatial, kernel);
@@ -257,7 +259,8 @@ namespace {
 std::vector<float> transposed(const std::vector<float>& b, int64_t k, int64_t n) {
   std::vector<float> w(b.size());
   for (int64_t i = 0; i < k; ++i) {
-    for (int64_t j = 0; j < n; ++j) w[static_cast<size_t>(j * k + i)] = b[static_cast<size_t>(i * n + j)];
+    for (int64_t j = 0; j < n; ++j)
+      w[static_cast<size_t>(j * k + i)] = b[static_cast<size_t>(i * n + j)];
   }
   return w;
 }

@@ -114,8 +114,8 @@ Rewriter::Reason Rewriter::unary(size_t index) {
     q.name = n.name;
     q.op_type = "QSoftmax";
     q.domain = "ai.eulernpu";
-    q.inputs = {int8_of(n.inputs[0]),
-                add_int32s(n.name + ".exp_table", std::vector<int32_t>(table.begin(), table.end()))};
+    q.inputs = {int8_of(n.inputs[0]), add_int32s(n.name + ".exp_table",
+                                                 std::vector<int32_t>(table.begin(), table.end()))};
     q.attributes = {Attr::integer("axis", axis)};
     q.outputs = {define_int8(n.outputs[0], {qm::kSoftmaxOutputScale, qm::kSoftmaxOutputZeroPoint},
                              n, "QSoftmax")};
@@ -135,7 +135,8 @@ Rewriter::Reason Rewriter::unary(size_t index) {
   q.name = n.name;
   q.op_type = "QLookup";
   q.domain = "ai.eulernpu";
-  q.inputs = {int8_of(n.inputs[0]), add_int8s(n.name + ".table", {256}, {table.begin(), table.end()})};
+  q.inputs = {int8_of(n.inputs[0]),
+              add_int8s(n.name + ".table", {256}, {table.begin(), table.end()})};
   q.outputs = {define_int8(n.outputs[0], *y, n, "QLookup")};
   add_node(std::move(q));
   return std::nullopt;
@@ -146,7 +147,8 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
   if (n.op_type == "Concat") {
     std::vector<QParams> ins;
     for (const auto& in : n.inputs) {
-      const bool constant = src_.initializer(in) && src_.initializer(in)->dtype == ENP_DTYPE_FLOAT32;
+      const bool constant =
+          src_.initializer(in) && src_.initializer(in)->dtype == ENP_DTYPE_FLOAT32;
       if (!constant && !(is_float_activation(in) && params_of(in))) {
         return "its inputs are not float32 activations or constants";
       }
@@ -162,7 +164,8 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
       } else {
         TensorObserver obs;
         obs.observe_range(float_values(*src_.initializer(in)));
-        if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) return "a constant is not finite";
+        if (!std::isfinite(obs.min()) || !std::isfinite(obs.max()))
+          return "a constant is not finite";
         params.push_back(to_qparams(activation_params(choose_range(obs, Method::kMinMax))));
       }
       try {
@@ -182,9 +185,9 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
     q.op_type = "QConcat";
     q.domain = "ai.eulernpu";
     q.inputs = inputs;
-    q.attributes = {Attr::integer("axis", n.attr_int("axis", 0)), Attr::integers("x_zero_points", zps),
-                    Attr::integers("multipliers", ms), Attr::integers("shifts", ss),
-                    Attr::integer("y_zero_point", y->zero_point)};
+    q.attributes = {Attr::integer("axis", n.attr_int("axis", 0)),
+                    Attr::integers("x_zero_points", zps), Attr::integers("multipliers", ms),
+                    Attr::integers("shifts", ss), Attr::integer("y_zero_point", y->zero_point)};
     q.outputs = {define_int8(n.outputs[0], *y, n, "QConcat")};
     add_node(std::move(q));
     return std::nullopt;
@@ -219,7 +222,8 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
       int64_t taps = 1;
       for (int64_t k : kernel) taps *= k;
       if (taps <= 0 || taps > 65536) return "its kernel is too large for int8 pooling";
-      std::vector<int32_t> ms(static_cast<size_t>(taps) + 1, 0), ss(static_cast<size_t>(taps) + 1, 1);
+      std::vector<int32_t> ms(static_cast<size_t>(taps) + 1, 0),
+          ss(static_cast<size_t>(taps) + 1, 1);
       for (int64_t c = 1; c <= taps; ++c) {
         const auto m = qm::encode_multiplier(in.scale / (y->scale * static_cast<double>(c)));
         ms[static_cast<size_t>(c)] = m.multiplier;
@@ -227,15 +231,17 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
       }
       const size_t r = kernel.size();
       q.op_type = "QAveragePool";
-      q.inputs = {int8_of(n.inputs[0]), add_int32s(n.name + ".M", ms), add_int32s(n.name + ".S", ss)};
-      q.attributes = {Attr::integers("kernel_shape", kernel),
-                      Attr::integers("strides", n.attr_ints("strides", std::vector<int64_t>(r, 1))),
-                      Attr::integers("pads", *pads),
-                      Attr::integers("dilations", n.attr_ints("dilations", std::vector<int64_t>(r, 1))),
-                      Attr::integer("ceil_mode", n.attr_int("ceil_mode", 0)),
-                      Attr::integer("count_include_pad", n.attr_int("count_include_pad", 0)),
-                      Attr::integer("x_zero_point", in.zero_point),
-                      Attr::integer("y_zero_point", y->zero_point)};
+      q.inputs = {int8_of(n.inputs[0]), add_int32s(n.name + ".M", ms),
+                  add_int32s(n.name + ".S", ss)};
+      q.attributes = {
+          Attr::integers("kernel_shape", kernel),
+          Attr::integers("strides", n.attr_ints("strides", std::vector<int64_t>(r, 1))),
+          Attr::integers("pads", *pads),
+          Attr::integers("dilations", n.attr_ints("dilations", std::vector<int64_t>(r, 1))),
+          Attr::integer("ceil_mode", n.attr_int("ceil_mode", 0)),
+          Attr::integer("count_include_pad", n.attr_int("count_include_pad", 0)),
+          Attr::integer("x_zero_point", in.zero_point),
+          Attr::integer("y_zero_point", y->zero_point)};
     }
   } catch (const std::invalid_argument& e) {
     return std::string("its scales need a multiplier out of range: ") + e.what();
@@ -246,9 +252,9 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
 }
 
 bool is_movement_op(const std::string& op) {
-  for (const char* m : {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Split",
-                        "Gather", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Identity",
-                        "MaxPool", "Resize", "Pad"}) {
+  for (const char* m :
+       {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Split", "Gather",
+        "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Identity", "MaxPool", "Resize", "Pad"}) {
     if (op == m) return true;
   }
   return false;
@@ -262,7 +268,8 @@ Rewriter::Reason Rewriter::movement(size_t index) {
   if (!int8_name_.count(data)) return "its input is float32 (nothing to move in int8)";
   if (n.op_type == "MaxPool" && n.outputs.size() > 1) return "MaxPool with indices";
   if (n.op_type == "Resize" && n.attr_string("mode", "nearest") != "nearest") {
-    return "Resize mode '" + n.attr_string("mode", "nearest") + "' (int8 moves codes: nearest only)";
+    return "Resize mode '" + n.attr_string("mode", "nearest") +
+           "' (int8 moves codes: nearest only)";
   }
   const int64_t opset = src_.opsets.count("") ? src_.opsets.at("") : 13;
   if (n.op_type == "Pad" && opset < 11) return "Pad before opset 11";

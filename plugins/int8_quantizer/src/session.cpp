@@ -59,8 +59,10 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
       bad_option("layer." + key, "the model has no node '" + node + "'",
                  "name a node as 'eulernpu inspect' lists it");
     }
-    if (value != "1" && value != "0") bad_option("layer." + key, "'" + value + "' is not 0 or 1", "use true or false");
-    if (value == "1") (what == "keep_fp32" ? s.rewrite.keep_fp32 : s.rewrite.per_tensor_nodes).insert(node);
+    if (value != "1" && value != "0")
+      bad_option("layer." + key, "'" + value + "' is not 0 or 1", "use true or false");
+    if (value == "1")
+      (what == "keep_fp32" ? s.rewrite.keep_fp32 : s.rewrite.per_tensor_nodes).insert(node);
   }
   for (const enp_kv_t& kv : options.all()) {
     const std::string key = kv.key;

@@ -61,7 +61,8 @@ std::optional<std::function<double(double)>> unary_function(const Node& n, const
     const double gamma = n.attr_float("gamma", 1.05070102214813232421875);
     return [a, gamma](double x) { return gamma * (x > 0 ? x : a * (std::exp(x) - 1.0)); };
   }
-  if (op == "Softplus") return [](double x) { return std::log1p(std::exp(-std::abs(x))) + std::max(x, 0.0); };
+  if (op == "Softplus")
+    return [](double x) { return std::log1p(std::exp(-std::abs(x))) + std::max(x, 0.0); };
   if (op == "Softsign") return [](double x) { return x / (1.0 + std::abs(x)); };
   if (op == "Erf") return [](double x) { return std::erf(x); };
   if (op == "Exp") return [](double x) { return std::exp(x); };

@@ -49,9 +49,8 @@ template <typename Q>
 struct QuantizerTrampolines {
   static QuantSession* cast(enp_quant_session_t* s) { return reinterpret_cast<QuantSession*>(s); }
 
-  static enp_status_t* begin(const enp_graph_t* graph, const enp_kv_t* options,
-                             uint64_t n_options, enp_quant_session_t** session,
-                             uint32_t* n_passes) {
+  static enp_status_t* begin(const enp_graph_t* graph, const enp_kv_t* options, uint64_t n_options,
+                             enp_quant_session_t** session, uint32_t* n_passes) {
     return guard([&] {
       uint32_t passes = 1;
       std::unique_ptr<QuantSession> s =
@@ -102,8 +101,8 @@ const enp_plugin_header_t* quantizer_descriptor(const char* name, const char* ve
 }  // namespace detail
 }  // namespace eulernpu::sdk
 
-#define ENP_QUANTIZER_PLUGIN(Class, name, version, description, ...)                          \
-  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) {                  \
+#define ENP_QUANTIZER_PLUGIN(Class, name, version, description, ...)                        \
+  extern "C" ENP_EXPORT const enp_plugin_header_t* enp_plugin_entry(void) {                 \
     return ::eulernpu::sdk::detail::quantizer_descriptor<Class>(name, version, description, \
                                                                 __VA_ARGS__);               \
   }
