@@ -8,13 +8,14 @@
 namespace eulernpu::host {
 namespace {
 
-bool is_float32(const onnx::ValueInfoProto& v) {
-  return v.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT;
-}
-
-// `model` with every float32 node output also a graph output, and the
-// recorded names in order.
-onnx::ModelProto exposing_all(const onnx::ModelProto& model, std::vector<std::string>& names) {
+// `model` with every float32 (and int8 if asked) node output also a graph
+// output, and the recorded names in order.
+onnx::ModelProto exposing_all(const onnx::ModelProto& model, bool with_int8,
+                              std::vector<std::string>& names) {
+  auto recorded = [with_int8](const onnx::ValueInfoProto& v) {
+    const int t = v.type().tensor_type().elem_type();
+    return t == onnx::TensorProto::FLOAT || (with_int8 && t == onnx::TensorProto::INT8);
+  };
   onnx::ModelProto m = model;
   onnx::GraphProto& g = *m.mutable_graph();
   std::set<std::string> initializers;
@@ -27,13 +28,13 @@ onnx::ModelProto exposing_all(const onnx::ModelProto& model, std::vector<std::st
     outputs.insert(v.name());
   }
   for (const auto& v : g.input()) {
-    if (!initializers.count(v.name()) && is_float32(v)) names.push_back(v.name());
+    if (!initializers.count(v.name()) && recorded(v)) names.push_back(v.name());
   }
   std::vector<onnx::ValueInfoProto> added;
   for (const auto& n : model.graph().node()) {
     for (const auto& o : n.output()) {
       auto it = types.find(o);
-      if (o.empty() || it == types.end() || !is_float32(*it->second)) continue;
+      if (o.empty() || it == types.end() || !recorded(*it->second)) continue;
       names.push_back(o);
       if (!outputs.count(o)) added.push_back(*it->second);
     }
@@ -45,11 +46,13 @@ onnx::ModelProto exposing_all(const onnx::ModelProto& model, std::vector<std::st
 }  // namespace
 
 ActivationRecorder::ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model,
-                                       KeyValues options)
+                                       KeyValues options, bool with_int8)
     : backend_(backend),
       options_(std::move(options)),
       // names_ is declared (so constructed) before artifact_.
-      artifact_(Artifact::from_files(lower(backend_, exposing_all(model, names_), options_))) {}
+      artifact_(
+          Artifact::from_files(lower(backend_, exposing_all(model, with_int8, names_), options_))) {
+}
 
 std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs) const {
   std::map<std::string, const Tensor*> by_name;

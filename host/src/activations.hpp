@@ -19,10 +19,12 @@ class ActivationRecorder {
  public:
   // `model` is finalized (sorted, static shapes). Lowers it on `backend`
   // (cpu_ref) with `options` (e.g. threads); throws what lowering throws.
-  ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model, KeyValues options);
+  // `with_int8` also records the int8 values (the quantized graph's).
+  ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model, KeyValues options,
+                     bool with_int8 = false);
 
-  // The float32 values recorded, in order: graph inputs first, then every
-  // node output in the graph's (topological) order.
+  // The values recorded (float32, and int8 if asked), in order: graph inputs
+  // first, then every node output in the graph's (topological) order.
   const std::vector<std::string>& names() const { return names_; }
 
   // One tensor per names() entry for one sample (the model's inputs).

@@ -7,12 +7,21 @@
 #include "manifest.hpp"
 #include "model.hpp"
 #include "model_source.hpp"
+#include "quantize_cli.hpp"
 
 namespace eulernpu::host {
 
-int cmd_compile(Context& ctx, int argc, char** argv) {
-  cxxopts::Options options("eulernpu compile", "Compile a model into an artifact for a backend.");
+namespace {
+
+// compile and quantize: the same pipeline; quantize insists on calibration.
+int compile_command(Context& ctx, int argc, char** argv, const std::string& command) {
+  cxxopts::Options options(
+      "eulernpu " + command,
+      command == "quantize"
+          ? "Calibrate and quantize a model to int8, then compile it for a backend."
+          : "Compile a model into an artifact for a backend (int8 with --calib-data-path).");
   add_model_options(options, true);
+  add_quantize_options(options);
   options.add_options()("out", "artifact to write: a directory, or one file if it ends in .mxq",
                         cxxopts::value<std::string>())("output", "the same as --out",
                                                        cxxopts::value<std::string>())(
@@ -28,13 +37,14 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   }
   const std::string out =
       args->count("output") ? (*args)["output"].as<std::string>() : optional_string(*args, "out");
-  if (!args->count("output")) require(*args, "compile", "out");
+  if (!args->count("output")) require(*args, command, "out");
+  if (command == "quantize") require(*args, command, "calib-data-path");
 
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
   const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
                                                   optional_string(*args, "inference-scheme"));
-  const LoadedModel loaded = load_model(ctx, *args, "compile");
-  const ImportedModel& m = loaded.imported;
+  LoadedModel loaded = load_model(ctx, *args, command);
+  ImportedModel& m = loaded.imported;
   const std::string& model_path = loaded.path;
   if (!m.unbound_weights.empty()) {
     throw UserError("weights not provided",
@@ -44,11 +54,19 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
                              : ""),
                     "pass the weights file with --weights");
   }
+  std::optional<QuantizeOutcome> quantized;
+  if (wants_quantization(*args)) {
+    quantized = quantize_from_args(ctx, *args, m.model, model_path);
+    m.model = std::move(quantized->model);
+  }
   require_static_shapes(m.model, model_path);
 
-  const KeyValues backend_options = {{"target_device", device.name},
-                                     {"inference_scheme", core_mode},
-                                     {"plugin_dirs", ctx.search_path_string()}};
+  KeyValues backend_options = {{"target_device", device.name},
+                               {"inference_scheme", core_mode},
+                               {"plugin_dirs", ctx.search_path_string()}};
+  if (quantized) {
+    for (const auto& kv : quantized->backend_options) backend_options.push_back(kv);
+  }
   require_supported(backend, m.model, backend_options);
   FileSet files = lower(backend, m.model, backend_options);
   if (files.count("manifest.json")) {
@@ -64,6 +82,10 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   record.core_mode = core_mode;
   record.model_path = model_path;
   record.weights_path = loaded.weights_path;
+  if (quantized) {
+    record.calibration = quantized->calibration;
+    record.config = quantized->config;
+  }
   // Where (and in which form) the artifact is written is not part of what
   // it is: leave --out out, so compiling the same inputs anywhere gives the same bytes.
   for (size_t i = 0; i < ctx.command_line.size(); ++i) {
@@ -78,8 +100,20 @@ int cmd_compile(Context& ctx, int argc, char** argv) {
   write_artifact(out, files);
 
   const int ops = m.model.graph().node_size();
-  std::printf("Compile  OK: %d op%s lowered · plan written\n", ops, ops == 1 ? "" : "s");
+  std::printf("%s OK: %d op%s lowered%s · plan written\n",
+              command == "quantize" ? "Quantize" : "Compile ", ops, ops == 1 ? "" : "s",
+              quantized ? " (int8)" : "");
   return 0;
+}
+
+}  // namespace
+
+int cmd_compile(Context& ctx, int argc, char** argv) {
+  return compile_command(ctx, argc, argv, "compile");
+}
+
+int cmd_quantize(Context& ctx, int argc, char** argv) {
+  return compile_command(ctx, argc, argv, "quantize");
 }
 
 }  // namespace eulernpu::host

@@ -32,6 +32,7 @@ const std::map<std::string, Command>& commands() {
       {"capabilities", {&cmd_capabilities, "op x backend capability matrix"}},
       {"validate", {&cmd_validate, "check a spec (and its weights)"}},
       {"compile", {&cmd_compile, "source model -> artifact for a backend"}},
+      {"quantize", {&cmd_quantize, "calibrate + quantize to int8 + compile for a backend"}},
       {"run", {&cmd_run, "execute an artifact on its backend"}},
       {"compare", {&cmd_compare, "compare result tensors with a golden"}},
       {"parse", {&cmd_parse, "source model -> IR file (.mblt)"}},

@@ -78,8 +78,8 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
     j["weights"] = {{"file", fs::path(r.weights_path).filename().string()},
                     {"sha256", sha256_file(r.weights_path)}};
   }
-  j["calibration"] = nullptr;
-  j["config"] = nullptr;
+  j["calibration"] = r.calibration;
+  j["config"] = r.config;
   j["tool"] = {{"name", "eulernpu"},
                {"version", kVersion},
                {"abi", std::to_string(ENP_ABI_MAJOR) + "." + std::to_string(ENP_ABI_MINOR)}};

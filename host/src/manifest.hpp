@@ -21,6 +21,10 @@ struct BuildRecord {
   std::string model_path;
   std::string weights_path;  // empty if none
   std::vector<std::string> command_line;
+  // int8 builds: the calibration set and the quantization settings
+  // (quantize_cli.hpp); null otherwise.
+  nlohmann::ordered_json calibration;
+  nlohmann::ordered_json config;
 };
 
 // The manifest for `files` (their sha256 included), as bytes ending in '\n'.

@@ -11,7 +11,7 @@ namespace {
 
 [[noreturn]] void bad_option(const std::string& key, const std::string& why,
                              const std::string& fix) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid quantization config",
+  throw sdk::Error(ENP_INVALID_ARGUMENT, "quantization config is invalid",
                    "option '" + key + "': " + why, fix);
 }
 
