@@ -98,15 +98,16 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
 
 QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& args,
                                    const onnx::ModelProto& float_model, const std::string& source) {
-  const CompileConfig config = load_compile_config(maybe(args, "config"), maybe(args, "preset"));
-  int64_t max_samples = config.samples;
+  CompileConfig config = load_compile_config(maybe(args, "config"), maybe(args, "preset"));
   if (args.count("calib-samples")) {
-    max_samples = args["calib-samples"].as<int64_t>();
-    if (max_samples <= 0) {
+    // The command line wins over the config, and the manifest records it.
+    config.samples = args["calib-samples"].as<int64_t>();
+    if (config.samples <= 0) {
       throw UserError("invalid command line", "--calib-samples must be 1 or more",
                       "give a positive number of samples, or leave it out for all");
     }
   }
+  const int64_t max_samples = config.samples;
   const int threads = args["threads"].as<int>();
   if (threads < 0) {
     throw UserError("invalid command line", "--threads must be 0 or more",

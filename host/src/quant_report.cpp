@@ -1,0 +1,240 @@
+#include "quant_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "npz.hpp"
+
+namespace eulernpu::host {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string nonfinite_text(double v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+// JSON has no infinities; a string Python's float() reads keeps the meaning
+// where nlohmann would write null.
+nlohmann::ordered_json json_number(double v) {
+  if (std::isfinite(v)) return v;
+  return nonfinite_text(v);
+}
+
+std::string fixed(double v, const char* format) {
+  if (!std::isfinite(v)) return nonfinite_text(v);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// Columns of text, each left- or right-aligned to its widest cell.
+std::string table(const std::vector<std::vector<std::string>>& rows,
+                  const std::vector<bool>& right_aligned) {
+  std::vector<size_t> width(right_aligned.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += ' ';
+      line += right_aligned[c] ? pad + row[c] : row[c] + pad;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+double LayerError::sqnr_db() const {
+  if (sum_noise2 == 0) return kInf;
+  if (sum_f2 == 0) return -kInf;
+  return 10 * std::log10(sum_f2 / sum_noise2);
+}
+
+double LayerError::cosine() const {
+  if (sum_f2 == 0 && sum_dq2 == 0) return 1;
+  // The root of the product rounds once (an exact copy gets exactly 1);
+  // the product of the roots serves where the product overflows.
+  const double product = sum_f2 * sum_dq2;
+  const double norm =
+      std::isfinite(product) ? std::sqrt(product) : std::sqrt(sum_f2) * std::sqrt(sum_dq2);
+  if (norm == 0) return 0;
+  return std::clamp(sum_f_dq / norm, -1.0, 1.0);
+}
+
+double LayerError::mean_squared_error() const {
+  return elements == 0 ? 0 : sum_noise2 / static_cast<double>(elements);
+}
+
+size_t QuantReport::add_value(QuantizedValue value) {
+  LayerError layer;
+  layer.value = std::move(value);
+  layers_.push_back(std::move(layer));
+  return layers_.size() - 1;
+}
+
+void QuantReport::add_float32_node(Float32Node node) { float32_nodes_.push_back(std::move(node)); }
+
+void QuantReport::observe(size_t index, std::span<const float> reference,
+                          std::span<const int8_t> quantized) {
+  if (index >= layers_.size()) {
+    throw std::invalid_argument("quant report: no value with index " + std::to_string(index));
+  }
+  LayerError& l = layers_[index];
+  if (reference.size() != quantized.size()) {
+    throw std::invalid_argument("quant report: '" + l.value.name + "' has " +
+                                std::to_string(reference.size()) + " float32 and " +
+                                std::to_string(quantized.size()) + " int8 elements");
+  }
+  const double scale = l.value.scale;
+  const double zero = l.value.zero_point;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double f = reference[i];
+    // A float32 model that produces NaN or inf has no meaningful error to
+    // measure there; counting them keeps that visible.
+    if (!std::isfinite(f)) {
+      ++l.skipped;
+      continue;
+    }
+    const double dq = scale * (static_cast<double>(quantized[i]) - zero);
+    const double e = f - dq;
+    l.sum_f2 += f * f;
+    l.sum_noise2 += e * e;
+    l.sum_f_dq += f * dq;
+    l.sum_dq2 += dq * dq;
+    // Written so that a NaN error (a NaN scale) is kept.
+    if (!(std::fabs(e) <= l.max_abs_error)) l.max_abs_error = std::fabs(e);
+    ++l.elements;
+  }
+  ++l.observations;
+}
+
+void QuantReport::observe(size_t index, const Tensor& reference, const Tensor& quantized) {
+  const std::string name = index < layers_.size() ? layers_[index].value.name : "?";
+  if (reference.dtype != DType::kFloat32 || quantized.dtype != DType::kInt8) {
+    throw std::invalid_argument("quant report: '" + name + "' needs a float32 reference and int8 " +
+                                "codes, got " + dtype_name(reference.dtype) + " and " +
+                                dtype_name(quantized.dtype));
+  }
+  if (reference.shape != quantized.shape) {
+    throw std::invalid_argument("quant report: '" + name + "' has float32 shape " +
+                                shape_string(reference.shape) + " but int8 shape " +
+                                shape_string(quantized.shape));
+  }
+  const uint64_t n = reference.element_count();
+  if (reference.data.size() != n * 4 || quantized.data.size() != n) {
+    throw std::invalid_argument("quant report: '" + name + "' holds the wrong number of bytes");
+  }
+  // The byte buffer has no float alignment guarantee: copy, don't cast.
+  std::vector<float> f(n);
+  if (n != 0) std::memcpy(f.data(), reference.data.data(), n * 4);
+  const auto* q = reinterpret_cast<const int8_t*>(quantized.data.data());
+  observe(index, f, std::span<const int8_t>(q, n));
+}
+
+std::vector<LayerError> QuantReport::ranked() const {
+  std::vector<LayerError> out = layers_;
+  std::stable_sort(out.begin(), out.end(), [](const LayerError& a, const LayerError& b) {
+    // NaN (from a non-finite scale) ranks first: a broken layer must not
+    // hide in the middle of the list.
+    const double sa = a.sqnr_db(), sb = b.sqnr_db();
+    const bool nan_a = std::isnan(sa), nan_b = std::isnan(sb);
+    if (nan_a != nan_b) return nan_a;
+    if (!nan_a && sa != sb) return sa < sb;
+    if (a.value.name != b.value.name) return a.value.name < b.value.name;
+    return a.value.node < b.value.node;
+  });
+  return out;
+}
+
+std::string QuantReport::summary(size_t worst) const {
+  const std::vector<LayerError> layers = ranked();
+  const size_t shown = std::min(worst, layers.size());
+  std::string out = "Accuracy: " + std::to_string(layers.size()) + " int8 value" +
+                    (layers.size() == 1 ? "" : "s") + " over " + std::to_string(samples_) +
+                    " sample" + (samples_ == 1 ? "" : "s");
+  if (shown == 0) {
+    out += "\n";
+  } else {
+    out += shown == layers.size() ? ", worst first:\n"
+                                  : "; the " + std::to_string(shown) + " worst:\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"value", "node", "op", "SQNR dB", "cosine", "max abs err"}};
+    for (size_t i = 0; i < shown; ++i) {
+      const LayerError& l = layers[i];
+      rows.push_back({l.value.name, l.value.node, l.value.op_type, fixed(l.sqnr_db(), "%.2f"),
+                      fixed(l.cosine(), "%.6f"), fixed(l.max_abs_error, "%.4g")});
+    }
+    out += table(rows, {false, false, false, true, true, true});
+  }
+  if (!float32_nodes_.empty()) {
+    out += "Kept in float32: " + std::to_string(float32_nodes_.size()) + " node" +
+           (float32_nodes_.size() == 1 ? "" : "s") + "\n";
+    std::vector<std::vector<std::string>> rows = {{"node", "op", "reason"}};
+    const size_t listed = std::min(worst, float32_nodes_.size());
+    for (size_t i = 0; i < listed; ++i) {
+      const Float32Node& n = float32_nodes_[i];
+      rows.push_back({n.node, n.op_type, n.reason});
+    }
+    out += table(rows, {false, false, false});
+    if (listed < float32_nodes_.size()) {
+      out += "  ... and " + std::to_string(float32_nodes_.size() - listed) + " more\n";
+    }
+  }
+  return out;
+}
+
+std::string QuantReport::json_text() const {
+  // ordered_json: keys in the order written here, the same on every run.
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const LayerError& l : ranked()) {
+    layers.push_back({
+        {"value", l.value.name},
+        {"node", l.value.node},
+        {"op_type", l.value.op_type},
+        {"scale", json_number(l.value.scale)},
+        {"zero_point", l.value.zero_point},
+        {"sqnr_db", json_number(l.sqnr_db())},
+        {"cosine", json_number(l.cosine())},
+        {"max_abs_error", json_number(l.max_abs_error)},
+        {"mean_squared_error", json_number(l.mean_squared_error())},
+        {"observations", l.observations},
+        {"elements", l.elements},
+        {"skipped", l.skipped},
+        {"sums",
+         {{"f2", json_number(l.sum_f2)},
+          {"noise2", json_number(l.sum_noise2)},
+          {"f_dq", json_number(l.sum_f_dq)},
+          {"dq2", json_number(l.sum_dq2)}}},
+    });
+  }
+  nlohmann::ordered_json fp32 = nlohmann::ordered_json::array();
+  for (const Float32Node& n : float32_nodes_) {
+    fp32.push_back({{"node", n.node}, {"op_type", n.op_type}, {"reason", n.reason}});
+  }
+  const nlohmann::ordered_json doc = {
+      {"format", 1}, {"samples", samples_}, {"layers", layers}, {"float32_nodes", fp32}};
+  // Node names come from the model and may not be valid UTF-8; a report with
+  // a replaced character beats no report.
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+void QuantReport::write_json(const std::filesystem::path& path) const {
+  const std::string text = json_text();
+  write_file_atomic(path, text.data(), text.size());
+}
+
+}  // namespace eulernpu::host
