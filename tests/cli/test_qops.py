@@ -373,6 +373,19 @@ class QOpsTest(CliTestCase):
                 model = qmodel([qnode("QMul", ["a", "b"], **pm)], {"a": a, "b": b})
                 self.check(model, {"a": a, "b": b}, mul_ref(a, b, pm), f"qmul{i}")
 
+    def test_ties_round_half_up_for_negative_values_too(self):
+        # A multiplier of exactly 1/2 makes every odd product a tie: 2.5 -> 3
+        # and -2.5 -> -2 (floor(v + 1/2)), never to even or away from zero.
+        a = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+        b = np.array([1, -1, 3, -3, 5, -5, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1], np.int8)
+        p = dict(a_zero_point=0, b_zero_point=0, y_zero_point=0, multiplier=1 << 30, shift=31)
+        model = qmodel([qnode("QMul", ["a", "b"], **p)], {"a": a, "b": b})
+        want = mul_ref(a, b, p)
+        self.assertEqual(int(want[15, 1]), -56)  # 113 · -1 / 2 = -56.5 -> -56
+        self.assertEqual(int(want[0, 1]), 64)  # -127 · -1 / 2 = 63.5 -> 64
+        self.assertEqual(int(want[6, 15]), -8)  # -17 · 1 / 2 = -8.5 -> -8
+        self.check(model, {"a": a, "b": b}, want, "ties")
+
     # --- pooling ----------------------------------------------------------------------
 
     def test_qaverage_pool_counts_taps_as_the_document_says(self):
