@@ -112,6 +112,7 @@ std::vector<OpEntry> text_ops();
 std::vector<OpEntry> reverse_ops();
 std::vector<OpEntry> qops_ops();   // ai.eulernpu, kernels_qops.cpp
 std::vector<OpEntry> qconv_ops();  // ai.eulernpu, kernels_qconv.cpp
+std::vector<OpEntry> qpool_ops();  // ai.eulernpu, kernels_qpool.cpp
 // The entry for `op_type` of `domain` ("" for ONNX) at that domain's
 // `opset`, or null.
 const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset);

@@ -156,4 +156,25 @@ inline void require_values(const char* op, const Problem& p) {
   if (p) value_out_of_range(std::string(op) + ": " + *p);
 }
 
+// Shape-checking function of an op: attributes, inputs, outputs.
+template <typename A>
+using ShapeFn = Problem (*)(const A&, const std::vector<Operand>&, const std::vector<Operand>&);
+
+// The lowering check of an op whose values need no constant: shapes only.
+template <ShapeFn<NodeAttrs> kShapes>
+std::optional<std::string> shapes_check(const sdk::NodeView& node, const sdk::GraphView& g) {
+  return kShapes(NodeAttrs{node}, graph_operands(node, g), graph_operands(node, g, true));
+}
+
+template <typename A>
+Problem arity(const std::vector<Operand>& in, const std::vector<Operand>& out, size_t inputs) {
+  if (in.size() == inputs && out.size() == 1 && out[0].dtype == ENP_DTYPE_INT8) return std::nullopt;
+  return "takes " + std::to_string(inputs) + " inputs and one int8 output";
+}
+
+inline Problem output_shape_problem(const Operand& y, const Dims& want) {
+  if (y.shape == want) return std::nullopt;
+  return "Y " + sdk::shape_string(y.shape) + " should be " + sdk::shape_string(want);
+}
+
 }  // namespace eulernpu::cpu_ref::qops
