@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
+#include <numeric>
 
 #include "error.hpp"
 #include "ir/shape_inference.hpp"
@@ -72,6 +74,30 @@ class ModelBuilder {
         for (int64_t v : values) a->add_ints(v);
       }
     }
+    return *this;
+  }
+
+  // An int32 or int8 initializer (the integer ops' Bias, M, S, W, tables).
+  template <typename T>
+  ModelBuilder& values(const std::string& name, const std::vector<T>& values, const Dims& dims) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(sizeof(T) == 1 ? onnx::TensorProto::INT8 : onnx::TensorProto::INT32);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(
+        std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
+    return *this;
+  }
+
+  // Puts the last node added in `domain` (imported at `version`).
+  ModelBuilder& domain(const std::string& domain, int64_t version = 1) {
+    model_.mutable_graph()->mutable_node()->rbegin()->set_domain(domain);
+    for (const auto& o : model_.opset_import()) {
+      if (o.domain() == domain) return *this;
+    }
+    auto* o = model_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
     return *this;
   }
 
@@ -461,6 +487,208 @@ TEST(ShapeRulesTest, DeformConvRejectsAMismatchedOffset) {
   m.input("x", {1, 2, 5, 5}).input("w", {2, 2, 3, 3}).input("off", {1, 18, 3, 3});
   m.node("DeformConv", {"x", "w", "off"}, {"y"}, {{"i:offset_group", {2}}}).output("y");
   EXPECT_THROW(m.infer(), UserError);
+}
+
+// --- domain ai.eulernpu (rules_eulernpu.cpp) ----------------------------------
+
+namespace qops {
+
+constexpr int32_t kInt8 = onnx::TensorProto::INT8;
+constexpr int32_t kOne = 1 << 30;
+
+// A QConv of X (1, 4, 8, 8) with W (6, 2, 3, 3), group 2, and per-channel
+// vectors of `channels` entries.
+ModelBuilder qconv(const Dims& w_dims, int64_t channels, std::map<std::string, Dims> attrs = {}) {
+  ModelBuilder m(17);
+  const size_t w_count = static_cast<size_t>(
+      std::accumulate(w_dims.begin(), w_dims.end(), int64_t{1}, std::multiplies<>()));
+  const auto c = static_cast<size_t>(channels);
+  attrs.emplace("i:group", Dims{2});
+  m.input("x", {1, 4, 8, 8}, kInt8)
+      .values("w", std::vector<int8_t>(w_count, 1), w_dims)
+      .values("b", std::vector<int32_t>(c, 0), {channels})
+      .values("m", std::vector<int32_t>(c, kOne), {channels})
+      .values("s", std::vector<int32_t>(c, 31), {channels})
+      .node("QConv", {"x", "w", "b", "m", "s"}, {"y"}, attrs)
+      .domain("ai.eulernpu")
+      .output("y");
+  return m;
+}
+
+}  // namespace qops
+
+TEST(ShapeRulesTest, EulerNpuConvShapesFollowConv) {
+  auto m = qops::qconv({6, 2, 3, 3}, 6, {{"pads", {1, 0, 1, 0}}, {"strides", {2, 1}}});
+  m.infer();
+  EXPECT_EQ(m.dims("y"), (Dims{1, 6, 4, 6}));
+  auto dw = qops::qconv({4, 1, 3, 3}, 4, {{"i:group", {4}}, {"dilations", {2, 2}}});
+  dw.infer();
+  EXPECT_EQ(dw.dims("y"), (Dims{1, 4, 4, 4}));
+}
+
+TEST(ShapeRulesTest, EulerNpuConvRejectsBadShapesAndAttributes) {
+  // W's channels vs X's, group divisibility, vector lengths.
+  EXPECT_THROW(qops::qconv({6, 3, 3, 3}, 6).infer(), UserError);
+  EXPECT_THROW(qops::qconv({5, 2, 3, 3}, 5).infer(), UserError);
+  EXPECT_THROW(qops::qconv({6, 2, 3, 3}, 5).infer(), UserError);
+  EXPECT_THROW(qops::qconv({6, 2, 3}, 6).infer(), UserError);
+  // Zero points and clamps inside int8, ordered; explicit pads only.
+  EXPECT_THROW(qops::qconv({6, 2, 3, 3}, 6, {{"i:x_zero_point", {-129}}}).infer(), UserError);
+  EXPECT_THROW(qops::qconv({6, 2, 3, 3}, 6, {{"i:qmin", {5}}, {"i:qmax", {4}}}).infer(), UserError);
+  EXPECT_THROW(qops::qconv({6, 2, 3, 3}, 6, {{"pads", {-1, 0, 0, 0}}}).infer(), UserError);
+  EXPECT_THROW(qops::qconv({6, 2, 3, 3}, 6, {{"kernel_shape", {3, 2}}}).infer(), UserError);
+  auto same = qops::qconv({6, 2, 3, 3}, 6);
+  same.string_attr("auto_pad", "SAME_UPPER");
+  EXPECT_THROW(same.infer(), UserError);
+}
+
+TEST(ShapeRulesTest, EulerNpuMultipliersAndAccumulatorBound) {
+  auto shift = [](int32_t m, int32_t s) {
+    ModelBuilder b(17);
+    b.input("a", {4, 8}, qops::kInt8)
+        .values("w", std::vector<int8_t>(24, 127), {3, 8})
+        .values("b", std::vector<int32_t>(3, 0), {3})
+        .values("m", std::vector<int32_t>(3, m), {3})
+        .values("s", std::vector<int32_t>(3, s), {3})
+        .node("QGemm", {"a", "w", "b", "m", "s"}, {"y"})
+        .domain("ai.eulernpu")
+        .output("y");
+    return b;
+  };
+  auto good = shift(qops::kOne, 62);
+  good.infer();
+  EXPECT_EQ(good.dims("y"), (Dims{4, 3}));
+  shift(0, 1).infer();          // M = 0: every result 0
+  shift(INT32_MAX, 1).infer();  // the largest multiplier
+  EXPECT_THROW(shift(qops::kOne, 63).infer(), UserError);
+  EXPECT_THROW(shift(qops::kOne, 0).infer(), UserError);
+  EXPECT_THROW(shift(qops::kOne - 1, 30).infer(), UserError);
+
+  // 8 terms · 255 · 127 + |Bias| must stay below 2^31.
+  auto bound = [](int32_t bias) {
+    ModelBuilder b(17);
+    b.input("a", {2, 8}, qops::kInt8)
+        .values("w", std::vector<int8_t>(8, -127), {1, 8})
+        .values("b", std::vector<int32_t>{bias}, {1})
+        .values("m", std::vector<int32_t>{qops::kOne}, {1})
+        .values("s", std::vector<int32_t>{31}, {1})
+        .node("QGemm", {"a", "w", "b", "m", "s"}, {"y"})
+        .domain("ai.eulernpu");
+    return b;
+  };
+  bound(INT32_MAX - 8 * 255 * 127).infer();
+  EXPECT_THROW(bound(INT32_MAX - 8 * 255 * 127 + 1).infer(), UserError);
+}
+
+TEST(ShapeRulesTest, EulerNpuMatMulAddPoolConcatLookupSoftmax) {
+  ModelBuilder m(17);
+  m.input("a", {2, 1, 3, 5}, qops::kInt8).input("b", {4, 5, 6}, qops::kInt8);
+  m.node("QMatMul", {"a", "b"}, {"mm"}, {{"i:multiplier", {qops::kOne}}, {"i:shift", {40}}})
+      .domain("ai.eulernpu");
+  m.input("c", {3, 1}, qops::kInt8);
+  m.node("QMul", {"mm", "c"}, {"mul"}, {{"i:multiplier", {qops::kOne}}, {"i:shift", {40}}})
+      .domain("ai.eulernpu");
+  m.node("QAdd", {"mul", "c"}, {"add"},
+         {{"i:a_multiplier", {qops::kOne}},
+          {"i:a_shift", {32}},
+          {"i:b_multiplier", {qops::kOne}},
+          {"i:b_shift", {32}},
+          {"i:y_multiplier", {qops::kOne}},
+          {"i:y_shift", {20}}})
+      .domain("ai.eulernpu");
+  m.input("x", {1, 2, 7, 7}, qops::kInt8)
+      .values("pm", std::vector<int32_t>(10, qops::kOne), {10})
+      .values("ps", std::vector<int32_t>(10, 31), {10});
+  m.node("QAveragePool", {"x", "pm", "ps"}, {"pool"},
+         {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"i:ceil_mode", {1}}})
+      .domain("ai.eulernpu");
+  m.node("QGlobalAveragePool", {"x"}, {"gap"}, {{"i:multiplier", {0}}, {"i:shift", {1}}})
+      .domain("ai.eulernpu");
+  m.node("QConcat", {"x", "x"}, {"cat"},
+         {{"i:axis", {-1}},
+          {"x_zero_points", {0, 3}},
+          {"multipliers", {qops::kOne, qops::kOne}},
+          {"shifts", {30, 31}}});
+  m.domain("ai.eulernpu");
+  m.values("t", std::vector<int8_t>(256, 0), {256});
+  m.node("QLookup", {"cat", "t"}, {"lut"}).domain("ai.eulernpu");
+  std::vector<int32_t> e(256, 0);
+  e[0] = 1 << 20;
+  m.values("e", e, {256});
+  m.node("QSoftmax", {"lut", "e"}, {"sm"}, {{"i:axis", {1}}}).domain("ai.eulernpu");
+  for (const char* o : {"add", "pool", "gap", "sm"}) m.output(o);
+  m.infer();
+  EXPECT_EQ(m.dims("mm"), (Dims{2, 4, 3, 6}));
+  EXPECT_EQ(m.dims("add"), (Dims{2, 4, 3, 6}));
+  EXPECT_EQ(m.dims("pool"), (Dims{1, 2, 3, 3}));
+  EXPECT_EQ(m.dims("gap"), (Dims{1, 2, 1, 1}));
+  EXPECT_EQ(m.dims("cat"), (Dims{1, 2, 7, 14}));
+  EXPECT_EQ(m.dims("sm"), (Dims{1, 2, 7, 14}));
+}
+
+TEST(ShapeRulesTest, EulerNpuRejectsBadElementwiseAndTables) {
+  auto binary = [](const std::string& op, const Dims& b_dims, std::map<std::string, Dims> attrs) {
+    ModelBuilder m(17);
+    m.input("a", {2, 3}, qops::kInt8).input("b", b_dims, qops::kInt8);
+    m.node(op, {"a", "b"}, {"y"}, attrs).domain("ai.eulernpu");
+    return m;
+  };
+  const std::map<std::string, Dims> add = {{"i:a_multiplier", {qops::kOne}}, {"i:a_shift", {31}},
+                                           {"i:b_multiplier", {qops::kOne}}, {"i:b_shift", {31}},
+                                           {"i:y_multiplier", {0}},          {"i:y_shift", {1}}};
+  binary("QAdd", {3}, add).infer();
+  EXPECT_THROW(binary("QAdd", {2}, add).infer(), UserError);  // no broadcast
+  auto big_a = add;
+  big_a["i:a_shift"] = {30};  // an input rescale of 1 or more overflows a' + b'
+  EXPECT_THROW(binary("QSub", {3}, big_a).infer(), UserError);
+  auto no_y = add;
+  no_y.erase("i:y_shift");
+  EXPECT_THROW(binary("QAdd", {3}, no_y).infer(), UserError);
+  EXPECT_THROW(binary("QMatMul", {2, 3}, {{"i:multiplier", {0}}, {"i:shift", {1}}}).infer(),
+               UserError);
+
+  ModelBuilder float_input(17);
+  float_input.input("a", {2, 3}).values("t", std::vector<int8_t>(256, 0), {256});
+  float_input.node("QLookup", {"a", "t"}, {"y"}).domain("ai.eulernpu");
+  EXPECT_THROW(float_input.infer(), UserError);
+
+  ModelBuilder short_table(17);
+  short_table.input("a", {2, 3}, qops::kInt8).values("t", std::vector<int8_t>(255, 0), {255});
+  short_table.node("QLookup", {"a", "t"}, {"y"}).domain("ai.eulernpu");
+  EXPECT_THROW(short_table.infer(), UserError);
+
+  ModelBuilder exp(17);
+  exp.input("a", {2, 3}, qops::kInt8).values("e", std::vector<int32_t>(256, 1 << 20), {256});
+  exp.node("QSoftmax", {"a", "e"}, {"y"}, {{"i:axis", {2}}}).domain("ai.eulernpu");
+  EXPECT_THROW(exp.infer(), UserError);  // axis out of range
+
+  ModelBuilder pool(17);
+  pool.input("x", {1, 2, 5, 5}, qops::kInt8)
+      .values("m", std::vector<int32_t>(4, qops::kOne), {4})
+      .values("s", std::vector<int32_t>(4, 31), {4});
+  pool.node("QAveragePool", {"x", "m", "s"}, {"y"}, {{"kernel_shape", {2, 2}}})
+      .domain("ai.eulernpu");
+  EXPECT_THROW(pool.infer(), UserError);  // M and S need 2 · 2 + 1 entries
+}
+
+TEST(ShapeRulesTest, EulerNpuConvTransposeOutputPaddingAndChannels) {
+  auto build = [](const Dims& out_pad) {
+    ModelBuilder m(17);
+    m.input("x", {1, 4, 3, 3}, qops::kInt8)
+        .values("w", std::vector<int8_t>(4 * 3 * 2 * 2, 1), {4, 3, 2, 2})
+        .values("b", std::vector<int32_t>(6, 0), {6})
+        .values("m", std::vector<int32_t>(6, qops::kOne), {6})
+        .values("s", std::vector<int32_t>(6, 31), {6})
+        .node("QConvTranspose", {"x", "w", "b", "m", "s"}, {"y"},
+              {{"i:group", {2}}, {"strides", {2, 2}}, {"output_padding", out_pad}})
+        .domain("ai.eulernpu")
+        .output("y");
+    return m;
+  };
+  auto m = build({1, 0});
+  m.infer();
+  EXPECT_EQ(m.dims("y"), (Dims{1, 6, 7, 6}));
+  EXPECT_THROW(build({2, 0}).infer(), UserError);
 }
 
 }  // namespace

@@ -158,7 +158,34 @@ const OpRule* find_rule(std::string_view op_type) {
   return it == rules.end() ? nullptr : &it->second;
 }
 
+const OpRule* find_rule(std::string_view domain, std::string_view op_type) {
+  if (is_onnx_domain(domain)) return find_rule(op_type);
+  if (domain != kEulerNpuDomain) return nullptr;
+  static const std::map<std::string, OpRule, std::less<>> rules = [] {
+    std::map<std::string, OpRule, std::less<>> m;
+    for (const OpRule& r : eulernpu_rules()) m.emplace(r.op_type, r);
+    return m;
+  }();
+  auto it = rules.find(op_type);
+  return it == rules.end() ? nullptr : &it->second;
+}
+
 void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
+
+ValueType infer_as(InferContext& ctx, const char* op, const std::vector<size_t>& inputs) {
+  const OpRule* rule = find_rule(op);
+  if (!rule) ctx.fail(std::string("no rule for ") + op);
+  std::vector<const ValueType*> types;
+  std::vector<const Tensor*> constants;
+  for (size_t i : inputs) {
+    const bool given = i != kAbsentInput && ctx.has_input(i);
+    types.push_back(given ? &ctx.input(i) : nullptr);
+    constants.push_back(given ? ctx.constant(i) : nullptr);
+  }
+  InferContext sub(ctx.node(), ctx.opset(), types, constants);
+  rule->infer(sub);
+  return sub.outputs().empty() ? ValueType{} : sub.outputs()[0];
+}
 
 std::vector<int64_t> normalize_axes(const InferContext& ctx, std::vector<int64_t> axes,
                                     int64_t rank) {

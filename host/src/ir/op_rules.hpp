@@ -89,8 +89,20 @@ struct OpRule {
   FoldFn fold;  // may be null
 };
 
+// eulernpu's own operator domain (docs/quantization.md, "The quantized
+// graph") and the one version of it that exists.
+inline constexpr std::string_view kEulerNpuDomain = "ai.eulernpu";
+inline constexpr int64_t kEulerNpuOpset = 1;
+
+// Whether `domain` names the ONNX default domain ("" or "ai.onnx").
+inline bool is_onnx_domain(std::string_view domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 // The rule for an op of the ONNX domain, or null.
 const OpRule* find_rule(std::string_view op_type);
+// The rule for an op of `domain` (the ONNX domain or ai.eulernpu), or null.
+const OpRule* find_rule(std::string_view domain, std::string_view op_type);
 
 // Rule groups, one per file.
 std::vector<OpRule> elementwise_rules();
@@ -107,6 +119,8 @@ std::vector<OpRule> detection_rules();
 std::vector<OpRule> linalg_rules();
 std::vector<OpRule> text_rules();
 std::vector<OpRule> reverse_rules();
+// Domain ai.eulernpu (rules_eulernpu.cpp).
+std::vector<OpRule> eulernpu_rules();
 
 // numpy broadcasting of two shapes; nullopt if they do not broadcast.
 // Unknown dims (-1) broadcast to unknown unless the other side decides.
@@ -117,6 +131,12 @@ std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>&
 
 // The rule of ops whose output has the type of input 0.
 void same_as_input(InferContext& ctx);
+
+// The first output the rule of ONNX op `op` infers for this node with
+// `inputs` (indexes into this node's inputs; kAbsentInput for none) as its
+// inputs: ops that extend an ONNX op share its shape logic this way.
+inline constexpr size_t kAbsentInput = static_cast<size_t>(-1);
+ValueType infer_as(InferContext& ctx, const char* op, const std::vector<size_t>& inputs);
 
 // `axes` normalized for `rank` (each through InferContext::axis); fails on
 // a duplicate.

@@ -1,31 +1,10 @@
 // Shape rules of the quantization ops (see plugins/cpu_ref/src/kernels_quant.cpp).
 // The GEMM- and convolution-shaped ones run MatMul's and Conv's rules on
 // their data inputs, so padding and broadcasting follow the same code.
-#include <limits>
-
 #include "op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {
-
-constexpr size_t kAbsent = std::numeric_limits<size_t>::max();
-
-// The first output `op`'s rule infers for this node with `inputs` (indexes
-// into this node's inputs; kAbsent for none) as its inputs.
-ValueType delegate(InferContext& ctx, const char* op, std::initializer_list<size_t> inputs) {
-  const OpRule* rule = find_rule(op);
-  if (!rule) ctx.fail(std::string("no rule for ") + op);
-  std::vector<const ValueType*> types;
-  std::vector<const Tensor*> constants;
-  for (size_t i : inputs) {
-    const bool given = i != kAbsent && ctx.has_input(i);
-    types.push_back(given ? &ctx.input(i) : nullptr);
-    constants.push_back(given ? ctx.constant(i) : nullptr);
-  }
-  InferContext sub(ctx.node(), ctx.opset(), types, constants);
-  rule->infer(sub);
-  return sub.outputs().empty() ? ValueType{} : sub.outputs()[0];
-}
 
 ValueType with_dtype(ValueType t, DType d) {
   t.dtype = d;
@@ -112,7 +91,7 @@ void dynamic_quantize_linear(InferContext& ctx) {
 }
 
 void matmul_integer(InferContext& ctx) {
-  ctx.set_output(0, with_dtype(delegate(ctx, "MatMul", {0, 1}), DType::kInt32));
+  ctx.set_output(0, with_dtype(infer_as(ctx, "MatMul", {0, 1}), DType::kInt32));
 }
 
 // Of y_zero_point's type (input 7), else a's.
@@ -121,15 +100,15 @@ DType qlinear_dtype(const InferContext& ctx) {
 }
 
 void qlinear_matmul(InferContext& ctx) {
-  ctx.set_output(0, with_dtype(delegate(ctx, "MatMul", {0, 3}), qlinear_dtype(ctx)));
+  ctx.set_output(0, with_dtype(infer_as(ctx, "MatMul", {0, 3}), qlinear_dtype(ctx)));
 }
 
 void conv_integer(InferContext& ctx) {
-  ctx.set_output(0, with_dtype(delegate(ctx, "Conv", {0, 1}), DType::kInt32));
+  ctx.set_output(0, with_dtype(infer_as(ctx, "Conv", {0, 1}), DType::kInt32));
 }
 
 void qlinear_conv(InferContext& ctx) {
-  ctx.set_output(0, with_dtype(delegate(ctx, "Conv", {0, 3, 8}), qlinear_dtype(ctx)));
+  ctx.set_output(0, with_dtype(infer_as(ctx, "Conv", {0, 3, 8}), qlinear_dtype(ctx)));
 }
 
 }  // namespace

@@ -80,9 +80,10 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
   (void)source;
   InferStats stats;
   onnx::GraphProto& g = *model.mutable_graph();
-  int64_t opset = 0;
+  // Each node's rule sees the opset of its own domain.
+  std::map<std::string, int64_t, std::less<>> opsets;
   for (const auto& o : model.opset_import()) {
-    if (default_domain(o.domain())) opset = o.version();
+    opsets[default_domain(o.domain()) ? "" : o.domain()] = o.version();
   }
 
   std::map<std::string, ValueType> types;
@@ -101,7 +102,7 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
   std::set<std::string> folded_names;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& node = g.node(i);
-    const OpRule* rule = default_domain(node.domain()) ? find_rule(node.op_type()) : nullptr;
+    const OpRule* rule = find_rule(node.domain(), node.op_type());
     if (!rule) {
       ++stats.unknown_ops;
       for (const auto& o : node.output()) {
@@ -131,6 +132,8 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
       in_constants.push_back(c == constants.end() ? nullptr : &c->second);
       all_constant = all_constant && c != constants.end();
     }
+    const auto domain_opset = opsets.find(default_domain(node.domain()) ? "" : node.domain());
+    const int64_t opset = domain_opset == opsets.end() ? 0 : domain_opset->second;
     InferContext ctx(node, opset, in_types, in_constants);
     rule->infer(ctx);
 

@@ -147,7 +147,13 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
       corrupt("schedule names a node that does not exist");
     }
     const json& n = nodes[step.get<size_t>()];
-    const OpEntry* entry = find_op(n.value("op", ""), opset);
+    const std::string domain = n.value("domain", "");
+    int64_t node_opset = opset;
+    if (!domain.empty()) {
+      const json& opsets = g.contains("opsets") ? g["opsets"] : empty;
+      node_opset = opsets.is_object() ? opsets.value(domain, int64_t{0}) : 0;
+    }
+    const OpEntry* entry = find_op(domain, n.value("op", ""), node_opset);
     if (!entry) corrupt("node '" + n.value("name", "") + "' has an op cpu_ref cannot run");
     std::vector<Buffer> ins, outs;
     auto lookup = [&](const json& name) {
@@ -160,7 +166,7 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
     for (const auto& name : n.value("inputs", json::array())) ins.push_back(lookup(name));
     for (const auto& name : n.value("outputs", json::array())) outs.push_back(lookup(name));
     const json& attrs = n.contains("attributes") ? n["attributes"] : empty;
-    KernelContext ctx{attrs, ins, outs, opset};
+    KernelContext ctx{attrs, ins, outs, node_opset};
     ctx.threads = threads > 0 ? threads : 1;
     ctx.lookup = [](const void* state, const std::string& key) -> const Buffer* {
       const auto& m = *static_cast<const std::map<std::string, Buffer>*>(state);

@@ -122,17 +122,18 @@ bool has_data_dependent_shape(std::string_view op_type) {
 
 std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index) {
   const sdk::NodeView node = graph.node(index);
-  if (!node.domain().empty()) {
+  if (!node.domain().empty() && !has_domain(node.domain())) {
     return "domain '" + std::string(node.domain()) + "' has no cpu_ref kernels";
   }
-  const int64_t opset = graph.opset("");
-  const OpEntry* entry = find_op(node.op_type(), opset);
+  const int64_t opset = graph.opset(node.domain());
+  const OpEntry* entry = find_op(node.domain(), node.op_type(), opset);
   if (!entry && has_data_dependent_shape(node.op_type())) {
     return "has a data-dependent output shape; not supported by static compilation";
   }
   if (!entry) {
-    return "cpu_ref has no kernel for " + std::string(node.op_type()) + " at opset " +
-           std::to_string(opset);
+    return "cpu_ref has no kernel for " +
+           (node.domain().empty() ? "" : std::string(node.domain()) + "::") +
+           std::string(node.op_type()) + " at opset " + std::to_string(opset);
   }
   for (size_t i = 0; i < node.input_count() + node.output_count(); ++i) {
     const std::string_view name =
@@ -171,6 +172,13 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
   g["version"] = 1;
   g["name"] = graph.name();
   g["opset"] = graph.opset("");
+  // Other domains' versions, for the nodes that name one.
+  ordered_json domain_opsets = ordered_json::object();
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const std::string domain(graph.node(i).domain());
+    if (!domain.empty()) domain_opsets[domain] = graph.opset(domain);
+  }
+  if (!domain_opsets.empty()) g["opsets"] = domain_opsets;
   g["inputs"] = ordered_json::array();
   for (const enp_tensor_t& t : graph.inputs()) {
     if (!weight_names.count(t.name)) g["inputs"].push_back(t.name);
@@ -194,6 +202,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
     const sdk::NodeView n = graph.node(i);
     ordered_json jn{{"name", n.name()}, {"op", n.op_type()}};
+    if (!n.domain().empty()) jn["domain"] = n.domain();
     jn["inputs"] = ordered_json::array();
     for (size_t k = 0; k < n.input_count(); ++k) jn["inputs"].push_back(n.input(k));
     jn["outputs"] = ordered_json::array();

@@ -53,8 +53,14 @@ std::span<const OpEntry> op_table() {
                        rnn_ops, detection_ops, linalg_ops, text_ops, reverse_ops}) {
       for (const OpEntry& e : group()) all.push_back(e);
     }
-    // Sorted by op name, then opset: the capability matrix reads in order.
+    // Domain ai.eulernpu.
+    for (auto group : {qops_ops, qconv_ops, qpool_ops}) {
+      for (const OpEntry& e : group()) all.push_back(e);
+    }
+    // Sorted by domain (ONNX's first), op name, then opset: the capability
+    // matrix reads in order.
     std::stable_sort(all.begin(), all.end(), [](const OpEntry& a, const OpEntry& b) {
+      if (const int d = std::string_view(a.domain).compare(b.domain); d != 0) return d < 0;
       const int c = std::string_view(a.op_type).compare(b.op_type);
       return c != 0 ? c < 0 : a.since_version < b.since_version;
     });
@@ -63,9 +69,9 @@ std::span<const OpEntry> op_table() {
   return table;
 }
 
-const OpEntry* find_op(std::string_view op_type, int64_t opset) {
+const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset) {
   for (const OpEntry& e : op_table()) {
-    if (op_type == e.op_type && opset >= e.since_version &&
+    if (domain == e.domain && op_type == e.op_type && opset >= e.since_version &&
         (e.until_version == 0 || opset <= e.until_version)) {
       return &e;
     }
@@ -73,11 +79,16 @@ const OpEntry* find_op(std::string_view op_type, int64_t opset) {
   return nullptr;
 }
 
+bool has_domain(std::string_view domain) {
+  return std::any_of(op_table().begin(), op_table().end(),
+                     [&](const OpEntry& e) { return domain == e.domain; });
+}
+
 const std::vector<enp_op_support_t>& op_declarations() {
   static const std::vector<enp_op_support_t> decls = [] {
     std::vector<enp_op_support_t> d;
     for (const OpEntry& e : op_table()) {
-      d.push_back({"", e.op_type, e.since_version, e.until_version, e.dtypes, e.constraints});
+      d.push_back({e.domain, e.op_type, e.since_version, e.until_version, e.dtypes, e.constraints});
     }
     return d;
   }();

@@ -82,7 +82,12 @@ struct OpEntry {
   const char* constraints;
   CheckFn check;  // may be null
   KernelFn kernel;
+  // The op's domain: "" is ONNX's; since/until are versions of this domain.
+  const char* domain = "";
 };
+
+// eulernpu's own operator domain (docs/quantization.md).
+inline constexpr const char* kEulerNpuDomain = "ai.eulernpu";
 
 std::span<const OpEntry> op_table();
 
@@ -105,8 +110,14 @@ std::vector<OpEntry> detection_ops();
 std::vector<OpEntry> linalg_ops();
 std::vector<OpEntry> text_ops();
 std::vector<OpEntry> reverse_ops();
-// The entry for `op_type` at `opset`, or null.
-const OpEntry* find_op(std::string_view op_type, int64_t opset);
+std::vector<OpEntry> qops_ops();   // ai.eulernpu, kernels_qops.cpp
+std::vector<OpEntry> qconv_ops();  // ai.eulernpu, kernels_qconv.cpp
+std::vector<OpEntry> qpool_ops();  // ai.eulernpu, kernels_qpool.cpp
+// The entry for `op_type` of `domain` ("" for ONNX) at that domain's
+// `opset`, or null.
+const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset);
+// Whether any entry belongs to `domain`.
+bool has_domain(std::string_view domain);
 // op_table() as the ABI's declaration array.
 const std::vector<enp_op_support_t>& op_declarations();
 
