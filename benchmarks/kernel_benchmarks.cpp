@@ -113,7 +113,7 @@ struct Baseline {
 // vs_sgemm compares the median call times.
 void run_kernel(benchmark::State& state, const Case& c) {
   const int threads = static_cast<int>(state.range(0));
-  const OpEntry* entry = eulernpu::cpu_ref::find_op(c.op, kOpset);
+  const OpEntry* entry = eulernpu::cpu_ref::find_op("", c.op, kOpset);
   if (!entry) {
     state.SkipWithError(("no cpu_ref kernel for " + c.op).c_str());
     return;

@@ -145,9 +145,17 @@ void QuantReport::observe(size_t index, const Tensor& reference, const Tensor& q
   observe(index, f, std::span<const int8_t>(q, n));
 }
 
+void QuantReport::set_output_sqnr(size_t index, double db) {
+  if (index >= layers_.size()) throw std::invalid_argument("unknown layer index");
+  layers_[index].output_sqnr_db = db;
+}
+
 std::vector<LayerError> QuantReport::ranked() const {
   std::vector<LayerError> out = layers_;
   std::stable_sort(out.begin(), out.end(), [](const LayerError& a, const LayerError& b) {
+    const bool oa = !std::isnan(a.output_sqnr_db), ob = !std::isnan(b.output_sqnr_db);
+    if (oa != ob) return oa;
+    if (oa && a.output_sqnr_db != b.output_sqnr_db) return a.output_sqnr_db < b.output_sqnr_db;
     // NaN (from a non-finite scale) ranks first: a broken layer must not
     // hide in the middle of the list.
     const double sa = a.sqnr_db(), sb = b.sqnr_db();
@@ -172,13 +180,15 @@ std::string QuantReport::summary(size_t worst) const {
     out += shown == layers.size() ? ", worst first:\n"
                                   : "; the " + std::to_string(shown) + " worst:\n";
     std::vector<std::vector<std::string>> rows = {
-        {"value", "node", "op", "SQNR dB", "cosine", "max abs err"}};
+        {"value", "node", "op", "alone dB", "SQNR dB", "cosine", "max abs err"}};
     for (size_t i = 0; i < shown; ++i) {
       const LayerError& l = layers[i];
-      rows.push_back({l.value.name, l.value.node, l.value.op_type, fixed(l.sqnr_db(), "%.2f"),
-                      fixed(l.cosine(), "%.6f"), fixed(l.max_abs_error, "%.4g")});
+      rows.push_back({l.value.name, l.value.node, l.value.op_type,
+                      std::isnan(l.output_sqnr_db) ? "-" : fixed(l.output_sqnr_db, "%.2f"),
+                      fixed(l.sqnr_db(), "%.2f"), fixed(l.cosine(), "%.6f"),
+                      fixed(l.max_abs_error, "%.4g")});
     }
-    out += table(rows, {false, false, false, true, true, true});
+    out += table(rows, {false, false, false, true, true, true, true});
   }
   if (!float32_nodes_.empty()) {
     out += "Kept in float32: " + std::to_string(float32_nodes_.size()) + " node" +
@@ -207,6 +217,9 @@ std::string QuantReport::json_text() const {
         {"op_type", l.value.op_type},
         {"scale", json_number(l.value.scale)},
         {"zero_point", l.value.zero_point},
+        {"output_sqnr_db", std::isnan(l.output_sqnr_db)
+                               ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(json_number(l.output_sqnr_db))},
         {"sqnr_db", json_number(l.sqnr_db())},
         {"cosine", json_number(l.cosine())},
         {"max_abs_error", json_number(l.max_abs_error)},

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct LayerError {
   double sum_f_dq = 0;        // Σ f·dq
   double sum_dq2 = 0;         // Σ dq²
   double max_abs_error = 0;   // max |f - dq|
+  // The model outputs' SQNR (dB) when only this value is quantized and
+  // everything else stays float32: this value's own share of the loss.
+  // NaN until set_output_sqnr().
+  double output_sqnr_db = std::numeric_limits<double>::quiet_NaN();
 
   double sqnr_db() const;
   double cosine() const;
@@ -70,8 +75,14 @@ class QuantReport {
   // The same for tensors; they must be float32 and int8 of one shape.
   void observe(size_t index, const Tensor& reference, const Tensor& quantized);
 
-  // The values worst first: by SQNR ascending, ties by value name, then
-  // node name (so the order never depends on the order of add_value()).
+  // Value `index`'s output_sqnr_db (see LayerError).
+  void set_output_sqnr(size_t index, double db);
+
+  // The values worst first: by output SQNR ascending where measured (a value
+  // whose quantization alone hurts the outputs most is where accuracy is
+  // lost: its own SQNR may look fine while a later layer shows the damage),
+  // then by SQNR, ties by value name, then node name (so the order never
+  // depends on the order of add_value()).
   std::vector<LayerError> ranked() const;
   const std::vector<Float32Node>& float32_nodes() const { return float32_nodes_; }
   uint64_t samples() const { return samples_; }

@@ -1,5 +1,6 @@
 #include "quantize_cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -10,6 +11,7 @@
 #include "quant_config.hpp"
 #include "quant_report.hpp"
 #include "quantize.hpp"
+#include "sensitivity.hpp"
 #include "sha256.hpp"
 
 namespace eulernpu::host {
@@ -40,6 +42,10 @@ std::optional<std::string> maybe(const cxxopts::ParseResult& args, const std::st
   if (!args.count(name)) return std::nullopt;
   return args[name].as<std::string>();
 }
+
+// Samples the sensitivity runs use: enough to rank the values, few enough
+// that a model with a hundred int8 values is measured in seconds.
+constexpr size_t kSensitivitySamples = 16;
 
 struct Recorded {
   std::string int8, float_name;
@@ -91,6 +97,28 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
       if (fi == by_name.end() || qi == q_by_name.end()) continue;
       report.observe(i, fi->second, qi->second);
     }
+  }
+  // Sensitivity: each value quantized alone, on the first samples (each
+  // value costs one lowering and a run per sample).
+  const size_t n = std::min(calibration.samples.size(), kSensitivitySamples);
+  const std::vector<std::vector<Tensor>> sample_set(calibration.samples.begin(),
+                                                    calibration.samples.begin() + n);
+  auto run_all = [&](const onnx::ModelProto& model) {
+    const Artifact artifact = Artifact::from_files(lower(reference, model, options));
+    std::vector<std::vector<Tensor>> outputs;
+    for (const auto& sample : sample_set) {
+      outputs.push_back(run_artifact(reference, artifact, options, sample));
+    }
+    return outputs;
+  };
+  const auto expected = run_all(float_model);
+  const auto& layers = meta["values"];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const onnx::ModelProto fq =
+        with_fake_quant(float_model, values[i].float_name, layers[i].value("scale", 1.0),
+                        layers[i].value("zero_point", 0));
+    if (fq.graph().node_size() == 0) continue;
+    report.set_output_sqnr(i, outputs_sqnr_db(expected, run_all(fq)));
   }
 }
 

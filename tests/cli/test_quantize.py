@@ -84,20 +84,33 @@ class QuantizeTest(CliTestCase):
         # The terminal summary names it first as well.
         table = r.stdout[r.stdout.find("SQNR"):]
         self.assertIn("fc1", table.splitlines()[1])
-        # And it is far worse than the same layer of the well-scaled MLP.
+        # Ranked by its share of the output loss: quantizing fc1's output
+        # alone costs the logits far more than the same layer of the
+        # well-scaled MLP, although its own SQNR hides it (the four large
+        # channels dominate the tensor's energy).
         good = self.path("good.json")
         self.compile_int8("mlp", self.path("good.mxq"), "--report", good)
         with open(good) as f:
             fc1 = [x for x in json.load(f)["layers"] if x["node"] == "fc1"][0]
-        self.assertLess(float(worst["sqnr_db"]) + 10, float(fc1["sqnr_db"]))
+        self.assertLess(float(worst["output_sqnr_db"]) + 20, float(fc1["output_sqnr_db"]))
+        self.assertLess(float(worst["output_sqnr_db"]),
+                        min(float(x["output_sqnr_db"]) for x in rep["layers"][1:]))
 
     def test_recompiling_gives_identical_bytes_and_runs_do_not_depend_on_threads(self):
-        a, b = self.path("a.mxq"), self.path("b.mxq")
-        self.compile_int8("cnn", a, "--threads", "1")
+        a, b, c = self.path("a.mxq"), self.path("b.mxq"), self.path("c.mxq")
+        self.compile_int8("cnn", a, "--threads", "2")
         self.compile_int8("cnn", b, "--threads", "2")
         with open(a, "rb") as fa, open(b, "rb") as fb:
             self.assertEqual(hashlib.sha256(fa.read()).hexdigest(),
                              hashlib.sha256(fb.read()).hexdigest())
+        # Calibrating on another thread count changes only the recorded
+        # command line: every other member is the same.
+        self.compile_int8("cnn", c, "--threads", "1")
+        with zipfile.ZipFile(a) as za, zipfile.ZipFile(c) as zc:
+            self.assertEqual(za.namelist(), zc.namelist())
+            for name in za.namelist():
+                if name != "manifest.json":
+                    self.assertEqual(za.read(name), zc.read(name), name)
         outs = []
         for threads in ("1", "2", "3"):
             out = self.path(f"t{threads}.npz")
@@ -119,7 +132,8 @@ class QuantizeTest(CliTestCase):
         self.assertRegex(cal["sha256"], "^[0-9a-f]{64}$")
         self.assertEqual(manifest["config"]["name"], "accurate")
         self.assertEqual(manifest["config"]["kind"], "preset")
-        self.assertEqual(manifest["config"]["settings"]["method"], "entropy")
+        self.assertEqual(manifest["config"]["settings"]["calibration"]["method"], "entropy")
+        self.assertEqual(manifest["config"]["settings"]["calibration"]["samples"], 32)
         with open(os.path.join(DIGITS, "mlp.onnx"), "rb") as f:
             self.assertEqual(manifest["source"]["sha256"], hashlib.sha256(f.read()).hexdigest())
         self.assertIn("--calib-data-path", manifest["command_line"])
@@ -133,7 +147,7 @@ class QuantizeTest(CliTestCase):
     def test_quantize_from_an_ir_file_and_save_the_quantized_ir(self):
         mblt = self.path("cnn.mblt")
         self.ok("parse", "--model", os.path.join(DIGITS, "cnn.onnx"), "--input-shape",
-                f"input={N},1,8,8", "--out", mblt)
+                f"input={N},1,8,8", "--output", mblt)
         qir, art = self.path("cnn.int8.mblt"), self.path("cnn_q")
         r = self.ok("quantize", "--mblt", mblt, "--calib-data-path", CALIB, "--config",
                     self.write_config("calibration:\n  method: minmax\n"),
