@@ -172,14 +172,27 @@ class QuantizeTest(CliTestCase):
             f.write(text)
         return path
 
-    def test_keep_fp32_override_leaves_the_layer_float(self):
-        report = self.path("r.json")
-        self.compile_int8("mlp_badscale", self.path("k.mxq"), "--report", report, "--config",
-                          self.write_config("layers:\n  fc1: {keep_fp32: true}\n"))
+    def test_keeping_the_badly_scaled_tensor_float_repairs_the_model(self):
+        # fc1's output is the badly scaled tensor: its producer (fc1, with
+        # its Relu) and its reader (fc2) stay float32, the rest int8.
+        report, art = self.path("r.json"), self.path("k.mxq")
+        self.compile_int8("mlp_badscale", art, "--report", report, "--config",
+                          self.write_config("layers:\n  fc1: {keep_fp32: true}\n"
+                                            "  fc2: {keep_fp32: true}\n"))
         with open(report) as f:
             rep = json.load(f)
-        self.assertIn("fc1", [n["node"] for n in rep["float32_nodes"]])
-        self.assertNotIn("fc1", [x["node"] for x in rep["layers"]])
+        kept = {n["node"]: n["reason"] for n in rep["float32_nodes"]}
+        self.assertEqual(kept["fc1"], "kept in float32 by the config")
+        self.assertEqual(kept["fc1.relu"], "follows fc1, kept in float32 by the config")
+        self.assertIn("fc2", kept)
+        self.assertEqual([x["node"] for x in rep["layers"] if x["op_type"] == "QGemm"], ["fc3"])
+        got, want = self.run_logits(art), self.reference("mlp_badscale")
+        self.assertGreaterEqual(sqnr_db(want, got), 30.0)
+        self.assertGreaterEqual(np.mean(np.argmax(got, 1) == np.argmax(want, 1)), 0.99)
+        # Without the override the same model is broken.
+        bad = self.path("bad.mxq")
+        self.compile_int8("mlp_badscale", bad)
+        self.assertLess(sqnr_db(want, self.run_logits(bad)), 10.0)
 
     def test_calibration_data_of_the_wrong_shape_is_rejected(self):
         bad = self.path("calib")

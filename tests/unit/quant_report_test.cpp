@@ -166,9 +166,9 @@ QuantReport small_report() {
 TEST(QuantReportTest, TerminalSummary) {
   EXPECT_EQ(small_report().summary(),
             "Accuracy: 2 int8 values over 1 sample, worst first:\n"
-            "  value    node op   SQNR dB   cosine max abs err\n"
-            "  fc1_out  fc1  Gemm   11.46 0.979958           1\n"
-            "  relu_out relu Relu     inf 1.000000           0\n"
+            "  value    node op   alone dB SQNR dB   cosine max abs err\n"
+            "  fc1_out  fc1  Gemm        -   11.46 0.979958           1\n"
+            "  relu_out relu Relu        -     inf 1.000000           0\n"
             "Kept in float32: 1 node\n"
             "  node op                reason\n"
             "  nms  NonMaxSuppression no int8 form\n");
@@ -179,8 +179,8 @@ TEST(QuantReportTest, SummaryShowsTheWorstN) {
   r.add_float32_node({"topk", "TopK", "no int8 form"});
   EXPECT_EQ(r.summary(1),
             "Accuracy: 2 int8 values over 1 sample; the 1 worst:\n"
-            "  value   node op   SQNR dB   cosine max abs err\n"
-            "  fc1_out fc1  Gemm   11.46 0.979958           1\n"
+            "  value   node op   alone dB SQNR dB   cosine max abs err\n"
+            "  fc1_out fc1  Gemm        -   11.46 0.979958           1\n"
             "Kept in float32: 2 nodes\n"
             "  node op                reason\n"
             "  nms  NonMaxSuppression no int8 form\n"
@@ -198,10 +198,10 @@ TEST(QuantReportTest, JsonDocument) {
   const auto& worst = j["layers"][0];
   std::vector<std::string> keys;
   for (const auto& [k, v] : worst.items()) keys.push_back(k);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"value", "node", "op_type", "scale", "zero_point", "sqnr_db",
-                                      "cosine", "max_abs_error", "mean_squared_error",
-                                      "observations", "elements", "skipped", "sums"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"value", "node", "op_type", "scale", "zero_point",
+                                            "output_sqnr_db", "sqnr_db", "cosine", "max_abs_error",
+                                            "mean_squared_error", "observations", "elements",
+                                            "skipped", "sums"}));
   EXPECT_EQ(worst["value"], "fc1_out");
   EXPECT_EQ(worst["node"], "fc1");
   EXPECT_EQ(worst["op_type"], "Gemm");
@@ -241,6 +241,25 @@ TEST(QuantReportTest, WritesJsonAtomically) {
   }
   EXPECT_FALSE(fs::exists(dir / "missing"));
   fs::remove_all(dir);
+}
+
+TEST(QuantReportTest, OutputSqnrRanksFirstWhereMeasured) {
+  QuantReport r;
+  // "a" is noisier in its own terms, but "b" costs the outputs more.
+  const size_t a = r.add_value({"a", "na", "Gemm", 1.0, 0});
+  const size_t b = r.add_value({"b", "nb", "Gemm", 1.0, 0});
+  const size_t c = r.add_value({"c", "nc", "Gemm", 1.0, 0});
+  const std::vector<float> f{1, 2, 3};
+  r.observe(a, f, std::vector<int8_t>{1, 2, 2});  // 11.46 dB
+  r.observe(b, f, std::vector<int8_t>{1, 2, 3});  // inf
+  r.observe(c, f, std::vector<int8_t>{0, 2, 3});  // 11.46 dB, no output figure
+  r.set_output_sqnr(a, 40.0);
+  r.set_output_sqnr(b, 3.5);
+  const auto ranked = r.ranked();
+  EXPECT_EQ(ranked[0].value.name, "b");
+  EXPECT_EQ(ranked[1].value.name, "a");
+  EXPECT_EQ(ranked[2].value.name, "c");
+  EXPECT_THROW(r.set_output_sqnr(3, 1.0), std::invalid_argument);
 }
 
 }  // namespace

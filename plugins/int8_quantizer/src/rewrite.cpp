@@ -229,6 +229,16 @@ void Rewriter::keep_float(size_t index, const std::string& reason) {
 Rewriter::Reason Rewriter::quantize_node(size_t index) {
   const Node& n = src_.nodes[index];
   if (settings_.keep_fp32.count(n.name)) return "kept in float32 by the config";
+  // A Relu/Clip is part of the layer before it (it would fuse into it), so
+  // it stays float32 with that layer.
+  if ((n.op_type == "Relu" || n.op_type == "Clip") && consumers(n.input(0)).size() == 1) {
+    for (const Node& p : src_.nodes) {
+      if (settings_.keep_fp32.count(p.name) &&
+          std::find(p.outputs.begin(), p.outputs.end(), n.input(0)) != p.outputs.end()) {
+        return "follows " + p.name + ", kept in float32 by the config";
+      }
+    }
+  }
   if (!n.domain.empty() && n.domain != "ai.onnx") {
     return "domain '" + n.domain + "' has no int8 form";
   }
