@@ -21,7 +21,7 @@ namespace {
 const std::vector<PresetInfo> kPresets = {
     {"default", "percentile 99.99, per-channel weights"},
     {"fast", "minmax: one pass over the samples, outliers widen the range"},
-    {"accurate", "entropy (KL divergence): slower, best for long-tailed activations"},
+    {"entropy", "entropy (KL divergence): slower, best for long-tailed activations"},
     {"mse", "minimal expected squared quantization error"},
 };
 
@@ -275,7 +275,7 @@ CompileConfig preset_config(const std::string& name) {
   if (name == "default") return config;
   if (name == "fast") {
     config.method = "minmax";
-  } else if (name == "accurate") {
+  } else if (name == "entropy") {
     config.method = "entropy";
   } else if (name == "mse") {
     config.method = "mse";

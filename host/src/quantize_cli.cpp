@@ -22,7 +22,7 @@ void add_quantize_options(cxxopts::Options& options) {
       cxxopts::value<std::string>())("calib-samples", "use at most N calibration samples",
                                      cxxopts::value<int64_t>())(
       "config", "quantization config file (YAML, docs/config.md)", cxxopts::value<std::string>())(
-      "preset", "named quantization preset (default, fast, accurate, mse)",
+      "preset", "named quantization preset (default, fast, entropy, mse)",
       cxxopts::value<std::string>())("quantizer", "quantizer plugin (default: the one loaded)",
                                      cxxopts::value<std::string>())(
       "save-quantized-ir", "also write the quantized graph as an IR file (.mblt)",

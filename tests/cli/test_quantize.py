@@ -123,14 +123,14 @@ class QuantizeTest(CliTestCase):
 
     def test_manifest_records_the_reproducibility_checklist(self):
         art = self.path("m.mxq")
-        self.compile_int8("mlp", art, "--preset", "accurate", "--calib-samples", "32")
+        self.compile_int8("mlp", art, "--preset", "entropy", "--calib-samples", "32")
         with zipfile.ZipFile(art) as z:
             manifest = json.loads(z.read("manifest.json"))
         cal = manifest["calibration"]
         self.assertEqual(cal["samples"], 32)
         self.assertEqual(cal["quantizer"]["name"], "int8_quantizer")
         self.assertRegex(cal["sha256"], "^[0-9a-f]{64}$")
-        self.assertEqual(manifest["config"]["name"], "accurate")
+        self.assertEqual(manifest["config"]["name"], "entropy")
         self.assertEqual(manifest["config"]["kind"], "preset")
         self.assertEqual(manifest["config"]["settings"]["calibration"]["method"], "entropy")
         self.assertEqual(manifest["config"]["settings"]["calibration"]["samples"], 32)
@@ -139,7 +139,7 @@ class QuantizeTest(CliTestCase):
         self.assertIn("--calib-data-path", manifest["command_line"])
         # Another sample count is another calibration set.
         art2 = self.path("m2.mxq")
-        self.compile_int8("mlp", art2, "--preset", "accurate", "--calib-samples", "16")
+        self.compile_int8("mlp", art2, "--preset", "entropy", "--calib-samples", "16")
         with zipfile.ZipFile(art2) as z:
             self.assertNotEqual(json.loads(z.read("manifest.json"))["calibration"]["sha256"],
                                 cal["sha256"])
@@ -203,6 +203,23 @@ class QuantizeTest(CliTestCase):
                    f"input={N},1,8,8", "--calib-data-path", bad, "--out", out,
                    title="calibration data does not fit the model", where="a.npy")
         self.assert_absent(out)
+
+    def test_the_preset_table_in_the_docs_is_what_the_presets_give(self):
+        with open(os.path.join(SOURCE_DIR, "docs", "config.md")) as f:
+            rows = [line for line in f if line.startswith("| mlp |") or line.startswith("| cnn |")]
+        self.assertEqual(len(rows), 2)
+        presets = ("default", "fast", "entropy", "mse")
+        for row in rows:
+            cells = [c.strip() for c in row.strip().strip("|").split("|")]
+            name = cells[0]
+            want = self.reference(name)
+            for preset, cell in zip(presets, cells[1:]):
+                art = self.path(f"{name}_{preset}.mxq")
+                self.compile_int8(name, art, "--preset", preset)
+                got = self.run_logits(art)
+                measured = (f"{sqnr_db(want, got):.2f} / "
+                            f"{100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1)):.2f}")
+                self.assertEqual(cell, measured, f"{name} with preset {preset}")
 
     def test_bad_config_and_options_are_errors(self):
         out = self.path("x.mxq")

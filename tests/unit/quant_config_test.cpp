@@ -80,7 +80,7 @@ TEST(QuantConfigTest, Presets) {
   } cases[] = {
       {"default", {{"method", "percentile"}, {"percentile", "99.99"}, {"weights", "per_channel"}}},
       {"fast", {{"method", "minmax"}, {"weights", "per_channel"}}},
-      {"accurate", {{"method", "entropy"}, {"weights", "per_channel"}}},
+      {"entropy", {{"method", "entropy"}, {"weights", "per_channel"}}},
       {"mse", {{"method", "mse"}, {"weights", "per_channel"}}},
   };
   for (const auto& c : cases) {
@@ -101,7 +101,7 @@ TEST(QuantConfigTest, UnknownPreset) {
   } catch (const UserError& e) {
     EXPECT_EQ(e.title(), "unknown quantization preset");
     EXPECT_NE(e.where().find("'fastest'"), std::string::npos);
-    EXPECT_NE(e.where().find("default, fast, accurate, mse"), std::string::npos);
+    EXPECT_NE(e.where().find("default, fast, entropy, mse"), std::string::npos);
     EXPECT_EQ(e.see(), "docs/errors.md#unknown-quantization-preset");
   }
 }
@@ -130,7 +130,7 @@ TEST(QuantConfigTest, CanonicalText) {
             R"("quantization":{"weights":"per_channel"}})");
   // The name is not part of it: a file equal to a preset hashes alike.
   EXPECT_EQ(parse("calibration: {method: entropy}").canonical_text(),
-            preset_config("accurate").canonical_text());
+            preset_config("entropy").canonical_text());
 }
 
 TEST(QuantConfigTest, CliSampleLimitOverridesTheFile) {
