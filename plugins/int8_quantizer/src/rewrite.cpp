@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "tables.hpp"
+
 namespace eulernpu::int8_quantizer {
 
 namespace qm = sdk::qmath;
@@ -161,26 +163,6 @@ bool Rewriter::is_graph_output(const std::string& value) const {
 bool Rewriter::per_tensor(const Node& n) const {
   return settings_.per_tensor_weights || settings_.per_tensor_nodes.count(n.name);
 }
-
-namespace {
-
-// Clip's bounds: attributes before opset 11, constant inputs after.
-std::optional<std::pair<double, double>> clip_bounds(const Node& n, const OwnedGraph& g) {
-  double lo = -INFINITY, hi = INFINITY;
-  if (n.attr("min") || n.attr("max")) {
-    lo = n.attr_float("min", lo);
-    hi = n.attr_float("max", hi);
-  }
-  for (size_t k = 1; k <= 2; ++k) {
-    if (n.input(k).empty()) continue;
-    const sdk::OwnedTensor* t = g.initializer(n.input(k));
-    if (!t || t->dtype != ENP_DTYPE_FLOAT32 || t->bytes.size() != 4) return std::nullopt;
-    (k == 1 ? lo : hi) = float_values(*t)[0];
-  }
-  return std::make_pair(lo, hi);
-}
-
-}  // namespace
 
 std::optional<size_t> Rewriter::fusable_activation(const std::string& value) const {
   const auto& readers = consumers(value);

@@ -158,6 +158,15 @@ void add_constants(Rewriter& rw, Node& q, const Node& n, const Prepared& p,
   q.inputs.push_back(rw.add_int32s(n.name + ".S", shifts(p.m)));
 }
 
+// The tail every weighted op shares: zero points and clamp, the fused
+// activation, the int8 output, the node.
+void emit_weighted(Rewriter& rw, Node q, const Node& n, const Prepared& p, const char* x_zp_name) {
+  add_clamp_and_zero_points(q, x_zp_name, p);
+  if (p.fused) rw.mark_fused(*p.fused, n.name);
+  q.outputs = {rw.define_int8(p.output, p.out, n, q.op_type)};
+  rw.add_node(std::move(q));
+}
+
 std::vector<float> bias_or_zeros(const OwnedGraph& g, const std::string& name, int64_t n) {
   if (name.empty()) return std::vector<float>(static_cast<size_t>(n), 0.0f);
   return float_values(*g.initializer(name));
@@ -199,10 +208,7 @@ Rewriter::Reason Rewriter::conv(size_t index) {
                   Attr::integers("dilations", n.attr_ints("dilations", std::vector<int64_t>(r, 1))),
                   Attr::integer("group", n.attr_int("group", 1)),
                   Attr::integers("kernel_shape", kernel)};
-  add_clamp_and_zero_points(q, "x_zero_point", p);
-  if (p.fused) mark_fused(*p.fused, n.name);
-  q.outputs = {define_int8(p.output, p.out, n, "QConv")};
-  add_node(std::move(q));
+  emit_weighted(*this, std::move(q), n, p, "x_zero_point");
   return std::nullopt;
 }
 
@@ -246,10 +252,7 @@ Rewriter::Reason Rewriter::conv_transpose(size_t index) {
       Attr::integer("group", group),
       Attr::integers("output_padding", n.attr_ints("output_padding", std::vector<int64_t>(r, 0))),
       Attr::integers("kernel_shape", kernel)};
-  add_clamp_and_zero_points(q, "x_zero_point", p);
-  if (p.fused) mark_fused(*p.fused, n.name);
-  q.outputs = {define_int8(p.output, p.out, n, "QConvTranspose")};
-  add_node(std::move(q));
+  emit_weighted(*this, std::move(q), n, p, "x_zero_point");
   return std::nullopt;
 }
 
@@ -330,10 +333,7 @@ Rewriter::Reason Rewriter::gemm(size_t index) {
   }
   q.inputs = {x};
   add_constants(*this, q, n, p, {cols, k});
-  add_clamp_and_zero_points(q, "a_zero_point", p);
-  if (p.fused) mark_fused(*p.fused, n.name);
-  q.outputs = {define_int8(p.output, p.out, n, "QGemm")};
-  add_node(std::move(q));
+  emit_weighted(*this, std::move(q), n, p, "a_zero_point");
   return std::nullopt;
 }
 

@@ -4,10 +4,7 @@
 
 namespace eulernpu::int8_quantizer {
 
-namespace {
-
-// Clip's bounds from attributes (opset < 11) or constant inputs.
-std::optional<std::pair<double, double>> clip_range(const Node& n, const OwnedGraph& g) {
+std::optional<std::pair<double, double>> clip_bounds(const Node& n, const OwnedGraph& g) {
   double lo = n.attr_float("min", -INFINITY), hi = n.attr_float("max", INFINITY);
   for (size_t k = 1; k <= 2; ++k) {
     if (n.input(k).empty()) continue;
@@ -18,14 +15,12 @@ std::optional<std::pair<double, double>> clip_range(const Node& n, const OwnedGr
   return std::make_pair(lo, hi);
 }
 
-}  // namespace
-
 std::optional<std::function<double(double)>> unary_function(const Node& n, const OwnedGraph& g) {
   const std::string& op = n.op_type;
   // Ops with more than their data input take them as constants only (Clip).
   if (op == "Relu") return [](double x) { return x > 0 ? x : 0.0; };
   if (op == "Clip") {
-    const auto r = clip_range(n, g);
+    const auto r = clip_bounds(n, g);
     if (!r) return std::nullopt;
     return [lo = r->first, hi = r->second](double x) { return std::min(std::max(x, lo), hi); };
   }

@@ -10,6 +10,10 @@
 
 namespace eulernpu::int8_quantizer {
 
+// Clip's bounds: attributes before opset 11, constant inputs after (an
+// omitted one is infinite); nullopt if a bound is not a float32 constant.
+std::optional<std::pair<double, double>> clip_bounds(const Node& n, const OwnedGraph& g);
+
 // The function of unary op `n`, or nullopt if it has no table form (not a
 // unary elementwise op, or an attribute the table cannot honour).
 std::optional<std::function<double(double)>> unary_function(const Node& n, const OwnedGraph& g);
