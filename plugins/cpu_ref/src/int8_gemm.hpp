@@ -18,8 +18,29 @@ struct QGemmShape {
 struct QGemmOutput {
   int32_t x_zero_point = 0;
   int32_t y_zero_point = 0;
-  int32_t qmin = -128, qmax = 127;  // a fused Relu/Clip narrows these
+  int32_t qmin = -128, qmax = 127;  // a fused Relu/Clip narrows these; qmin <= qmax
 };
+
+// The implementations of qgemm_int8. All of them compute the same integers
+// and requantize them with the same qmath functions, so they write the same
+// bytes; they differ only in speed and in the CPUs they run on.
+enum class Int8GemmIsa {
+  kAuto,        // the fastest this CPU supports, unless EULERNPU_CPU_REF_ISA=scalar
+  kScalar,      // portable C++ (auto-vectorized): runs everywhere
+  kAvx512Vnni,  // vpdpbusd (AVX-512 VNNI, with AVX-512 F/BW/VL)
+};
+
+// Whether this CPU can run `isa` (kAuto and kScalar: always).
+bool int8_gemm_isa_supported(Int8GemmIsa isa);
+
+// The implementation qgemm_int8 runs for `isa`: kAuto resolves to kScalar
+// when the environment variable EULERNPU_CPU_REF_ISA is "scalar" (read once
+// per process), else to the best supported one; an unsupported request
+// falls back to kScalar. Never returns kAuto. Thread-safe.
+Int8GemmIsa int8_gemm_resolve(Int8GemmIsa isa);
+
+// "auto", "scalar", "avx512_vnni".
+const char* int8_gemm_isa_name(Int8GemmIsa isa);
 
 // y[o, p] = clamp(rounding_multiply(Σ_k w[o, k] · (x[k, p] − x_zp) + bias[o],
 //                                   m[o]) + y_zp, qmin, qmax)
@@ -27,8 +48,22 @@ struct QGemmOutput {
 // bias may be null (0). The quantizer has proven
 // depth · 255 · max|w[o]| + |bias[o]| < 2^31 for every row, so the int32
 // accumulators are exact; the zero point is applied through the row sums of
-// w, which keeps the inner loop a plain multiply-add.
+// w, which keeps the inner loop a plain multiply-add. Thread-safe; `isa`
+// picks the implementation (int8_gemm_resolve), never the result.
 void qgemm_int8(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
-                const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
+                const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y,
+                Int8GemmIsa isa = Int8GemmIsa::kAuto);
+
+namespace detail {
+// The implementations behind qgemm_int8; the VNNI one may only be called
+// where int8_gemm_isa_supported(kAvx512Vnni).
+void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
+                       const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
+void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* x,
+                            const int32_t* bias, const sdk::qmath::FixedMultiplier* m,
+                            const QGemmOutput& out, int8_t* y);
+// Whether the CPU has what qgemm_int8_avx512_vnni uses (false off x86-64).
+bool cpu_has_avx512_vnni();
+}  // namespace detail
 
 }  // namespace eulernpu::cpu_ref

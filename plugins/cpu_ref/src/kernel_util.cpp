@@ -155,8 +155,8 @@ void run_f16_as_f32(const KernelContext& ctx, KernelFn f32_kernel) {
     auto& v = storage.emplace_back(static_cast<size_t>(b.count()));
     outputs.push_back(Buffer{ENP_DTYPE_FLOAT32, b.shape, v.data()});
   }
-  const KernelContext wide{ctx.attributes, inputs,     outputs,         ctx.opset,
-                           ctx.threads,    ctx.lookup, ctx.lookup_state};
+  const KernelContext wide{ctx.attributes, inputs,     outputs,          ctx.opset,
+                           ctx.threads,    ctx.lookup, ctx.lookup_state, ctx.int8_gemm_isa};
   f32_kernel(wide);
   for (size_t o = 0; o < outputs.size(); ++o) {
     if (ctx.outputs[o].dtype != ENP_DTYPE_FLOAT16) continue;

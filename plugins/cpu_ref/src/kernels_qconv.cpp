@@ -169,6 +169,7 @@ struct ConvCall {
   std::vector<qmath::FixedMultiplier> m;
   QGemmOutput q;
   int8_t* y;
+  Int8GemmIsa isa = Int8GemmIsa::kAuto;
 };
 
 ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
@@ -187,6 +188,7 @@ ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
   c.q.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
   c.q.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
   c.y = ctx.outputs[0].as<int8_t>();
+  c.isa = ctx.int8_gemm_isa;
   return c;
 }
 
@@ -239,7 +241,7 @@ void qconv_im2col(const ConvCall& c, int threads) {
     im2col_block(c.x + (n * g.in_channels + gi * cg) * g.in_size(), g, cg, p0, cols,
                  static_cast<int8_t>(c.q.x_zero_point), col.data());
     qgemm_int8({mg, kc, cols}, c.w + gi * mg * kc, col.data(), c.bias + gi * mg,
-               c.m.data() + gi * mg, c.q, out.data());
+               c.m.data() + gi * mg, c.q, out.data(), c.isa);
     for (int64_t o = 0; o < mg; ++o) {
       std::copy_n(out.data() + o * cols, cols,
                   c.y + (n * g.out_channels + gi * mg + o) * plane + p0);

@@ -92,7 +92,7 @@ void qgemm(const KernelContext& ctx) {
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t i = 0; i < k; ++i) xt[static_cast<size_t>(i * cols + j)] = x[(r0 + j) * k + i];
     }
-    qgemm_int8({n, k, cols}, w, xt.data(), bias, mult.data(), q, yt.data());
+    qgemm_int8({n, k, cols}, w, xt.data(), bias, mult.data(), q, yt.data(), ctx.int8_gemm_isa);
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t o = 0; o < n; ++o) y[(r0 + j) * n + o] = yt[static_cast<size_t>(o * cols + j)];
     }

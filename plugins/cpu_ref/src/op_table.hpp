@@ -12,6 +12,7 @@
 
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/graph.hpp"
+#include "int8_gemm.hpp"
 
 namespace eulernpu::cpu_ref {
 
@@ -53,6 +54,9 @@ struct KernelContext {
   int threads = 1;  // worker threads the kernel may use (>= 1)
   TensorLookup lookup = nullptr;
   const void* lookup_state = nullptr;
+  // The int8 GEMM implementation (same bytes whichever runs); tests and
+  // benchmarks set it to compare them.
+  Int8GemmIsa int8_gemm_isa = Int8GemmIsa::kAuto;
 
   bool has_attr(const char* name) const { return attributes.contains(name); }
   int64_t attr_int(const char* name, int64_t fallback) const;
