@@ -192,32 +192,49 @@ ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
   return c;
 }
 
+// Indexes i in [0, n) with 0 <= i · stride + offset < limit.
+std::pair<int64_t, int64_t> reaching(int64_t n, int64_t stride, int64_t offset, int64_t limit) {
+  // ceil(-offset / stride) and ceil((limit - offset) / stride), for stride > 0.
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+  return {std::clamp<int64_t>(ceil_div(-offset, stride), 0, n),
+          std::clamp<int64_t>(ceil_div(limit - offset, stride), 0, n)};
+}
+
 // Columns [p0, p0 + width) of the im2col matrix of `channels` planes of X:
-// row (c, kd, kh, kw), padding taps hold the zero point.
+// row (c, kd, kh, kw), padding taps hold the zero point. Each row is filled
+// in runs along one output row, where the input index moves by the stride:
+// zero point before and after the taps inside X, a copy in between (the
+// per-element bounds checks cost several times the int8 GEMM itself).
 void im2col_block(const int8_t* x, const Geometry& g, int64_t channels, int64_t p0, int64_t width,
                   int8_t zero_point, int8_t* col) {
   const int64_t ksize = g.kernel_size(), in_size = g.in_size();
-  std::array<std::vector<int64_t>, 3> base;  // first input index per dim and column
-  for (size_t d = 0; d < 3; ++d) base[d].resize(static_cast<size_t>(width));
-  for (int64_t j = 0; j < width; ++j) {
-    const int64_t p = p0 + j;
-    const Dims3 pos{p / (g.out[1] * g.out[2]), p / g.out[2] % g.out[1], p % g.out[2]};
-    for (size_t d = 0; d < 3; ++d) {
-      base[d][static_cast<size_t>(j)] = pos[d] * g.stride[d] - g.pad[d];
-    }
-  }
   for (int64_t r = 0; r < channels * ksize; ++r) {
     const int64_t t = r % ksize;
     const Dims3 off{t / (g.kernel[1] * g.kernel[2]) * g.dilation[0],
                     t / g.kernel[2] % g.kernel[1] * g.dilation[1], t % g.kernel[2] * g.dilation[2]};
     const int8_t* plane = x + r / ksize * in_size;
     int8_t* dst = col + r * width;
-    for (int64_t j = 0; j < width; ++j) {
-      const auto js = static_cast<size_t>(j);
-      const int64_t i0 = base[0][js] + off[0], i1 = base[1][js] + off[1], i2 = base[2][js] + off[2];
-      const bool inside =
-          i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2];
-      dst[j] = inside ? plane[(i0 * g.in[1] + i1) * g.in[2] + i2] : zero_point;
+    for (int64_t j = 0; j < width;) {
+      const int64_t p = p0 + j, o2 = p % g.out[2], o01 = p / g.out[2];
+      const int64_t run = std::min(width - j, g.out[2] - o2);
+      const int64_t i0 = o01 / g.out[1] * g.stride[0] - g.pad[0] + off[0];
+      const int64_t i1 = o01 % g.out[1] * g.stride[1] - g.pad[1] + off[1];
+      int8_t* d = dst + j;
+      j += run;
+      if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+        std::fill_n(d, run, zero_point);
+        continue;
+      }
+      const int8_t* src = plane + (i0 * g.in[1] + i1) * g.in[2];
+      const int64_t s2 = g.stride[2], first = o2 * s2 - g.pad[2] + off[2];
+      const auto [lo, hi] = reaching(run, s2, first, g.in[2]);
+      std::fill_n(d, lo, zero_point);
+      if (s2 == 1) {
+        std::copy_n(src + first + lo, hi - lo, d + lo);
+      } else {
+        for (int64_t e = lo; e < hi; ++e) d[e] = src[first + e * s2];
+      }
+      std::fill_n(d + hi, run - hi, zero_point);
     }
   }
 }
@@ -315,14 +332,6 @@ void qconv(const KernelContext& ctx) {
   } else {
     qconv_im2col(c, threads);
   }
-}
-
-// Indexes i in [0, n) with 0 <= i · stride + offset < limit.
-std::pair<int64_t, int64_t> reaching(int64_t n, int64_t stride, int64_t offset, int64_t limit) {
-  // ceil(-offset / stride) and ceil((limit - offset) / stride), for stride > 0.
-  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
-  return {std::clamp<int64_t>(ceil_div(-offset, stride), 0, n),
-          std::clamp<int64_t>(ceil_div(limit - offset, stride), 0, n)};
 }
 
 // Per output plane (image, output channel): Bias, plus every input tap of
