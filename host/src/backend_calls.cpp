@@ -101,7 +101,8 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
 }
 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
-                                 const KeyValues& options, const std::vector<Tensor>& inputs) {
+                                 const KeyValues& options, const std::vector<Tensor>& inputs,
+                                 std::string* report) {
   KvView kv(options);
   const std::vector<enp_tensor_t> views = tensor_views(inputs);
   enp_artifact_reader_t reader(artifact);
@@ -109,6 +110,7 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
   throw_if_error(backend.backend().run(&reader, kv.items.data(), kv.items.size(), views.data(),
                                        views.size(), &outputs),
                  backend.name);
+  if (report) *report = std::move(outputs.report);
   return std::move(outputs.tensors);
 }
 

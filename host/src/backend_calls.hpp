@@ -34,7 +34,9 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
 
 FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options);
 
+// `report`, if given, receives the JSON report the backend attached ("" if none).
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
-                                 const KeyValues& options, const std::vector<Tensor>& inputs);
+                                 const KeyValues& options, const std::vector<Tensor>& inputs,
+                                 std::string* report = nullptr);
 
 }  // namespace eulernpu::host

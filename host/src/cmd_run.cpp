@@ -79,10 +79,17 @@ int cmd_run(Context& ctx, int argc, char** argv) {
       "out", "result .npz to write", cxxopts::value<std::string>())(
       "inference-scheme", "must match the artifact's core mode if given",
       cxxopts::value<std::string>())("threads", "worker threads (0 = backend default)",
-                                     cxxopts::value<int>()->default_value("0"));
+                                     cxxopts::value<int>()->default_value("0"))(
+      "report", "write the backend's run report (JSON), e.g. npu_sim's cycles",
+      cxxopts::value<std::string>())(
+      "estimate-only", "only the backend's report (cycles, memory): no outputs computed");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
-  for (const char* name : {"artifact", "input", "out"}) require(*args, "run", name);
+  const bool estimate_only = args->count("estimate-only") != 0;
+  require(*args, "run", "artifact");
+  if (!estimate_only) {
+    for (const char* name : {"input", "out"}) require(*args, "run", name);
+  }
 
   const Artifact artifact = Artifact::open((*args)["artifact"].as<std::string>());
   const nlohmann::json manifest = read_manifest(artifact);
@@ -101,14 +108,47 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   const LoadedPlugin& backend =
       ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
 
-  const std::string input_path = (*args)["input"].as<std::string>();
-  std::vector<Tensor> inputs = read_npz(input_path);
-  check_inputs(manifest, inputs, input_path);
+  std::vector<Tensor> inputs;
+  if (args->count("input")) {
+    const std::string input_path = (*args)["input"].as<std::string>();
+    inputs = read_npz(input_path);
+    check_inputs(manifest, inputs, input_path);
+  }
 
-  const KeyValues run_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
-                                 {"inference_scheme", baked},
-                                 {"plugin_dirs", ctx.search_path_string()}};
-  std::vector<Tensor> outputs = run_artifact(backend, artifact, run_options, inputs);
+  KeyValues run_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
+                           {"inference_scheme", baked},
+                           {"plugin_dirs", ctx.search_path_string()}};
+  if (estimate_only) run_options.emplace_back("estimate_only", "1");
+  std::string report;
+  std::vector<Tensor> outputs = run_artifact(backend, artifact, run_options, inputs, &report);
+  if (estimate_only || args->count("report")) {
+    if (report.empty()) {
+      throw UserError("backend has no run report",
+                      "backend '" + backend.name + "' reports nothing about a run" +
+                          (estimate_only ? " and cannot estimate one" : ""),
+                      "drop --report/--estimate-only, or use a backend that reports "
+                      "(npu_sim)");
+    }
+  }
+  if (!report.empty()) {
+    const auto j = nlohmann::json::parse(report, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw UserError("plugin returned invalid data",
+                      "backend '" + backend.name + "' attached a report that is not a JSON object",
+                      "report this to the plugin's author");
+    }
+    if (j.contains("summary") && j["summary"].is_string()) {
+      std::fputs(j["summary"].get<std::string>().c_str(), stdout);
+    }
+    if (args->count("report")) {
+      write_file_atomic((*args)["report"].as<std::string>(), report.data(), report.size());
+    }
+  }
+  if (estimate_only) {
+    std::printf("Estimate OK: report of backend '%s'%s\n", backend.name.c_str(),
+                args->count("report") ? " written" : "");
+    return 0;
+  }
 
   // Outputs in the model's order, each exactly once.
   std::vector<Tensor> ordered;

@@ -219,7 +219,31 @@ enp_status_t* device_list_add(enp_device_list_t* l, const enp_device_info_t* d) 
   });
 }
 
+std::string& search_path_storage() {
+  static std::string path;
+  return path;
+}
+
+const char* plugin_search_path() { return search_path_storage().c_str(); }
+
+// Reports are small JSON documents; the bound keeps a broken plugin from
+// handing the host gigabytes.
+constexpr uint64_t kMaxRunReportBytes = 64ull << 20;
+
+enp_status_t* run_report(enp_tensor_list_t* l, const char* json, uint64_t size) {
+  return sink([&] {
+    if (!l || (!json && size) || size > kMaxRunReportBytes) {
+      throw UserError("plugin returned invalid data",
+                      "a run report that is null or larger than 64 MiB",
+                      "report this to the plugin's author");
+    }
+    l->report.assign(json ? json : "", size);
+  });
+}
+
 }  // namespace
+
+void set_plugin_search_path(std::string path) { search_path_storage() = std::move(path); }
 
 const enp_host_api_t* host_api() {
   static const enp_host_api_t api{sizeof(enp_host_api_t),
@@ -242,7 +266,9 @@ const enp_host_api_t* host_api() {
                                   &tensor_list_add,
                                   &support_report_node,
                                   &device_list_add,
-                                  &graph_set_dim_names};
+                                  &graph_set_dim_names,
+                                  &plugin_search_path,
+                                  &run_report};
   return &api;
 }
 

@@ -46,6 +46,7 @@ struct enp_artifact_reader_t {
 
 struct enp_tensor_list_t {
   std::vector<eulernpu::host::Tensor> tensors;
+  std::string report;  // JSON a backend attached to the run, if any
 };
 
 struct enp_support_report_t {
@@ -73,6 +74,9 @@ namespace eulernpu::host {
 
 // The table passed to every plugin's initialize(); lives forever.
 const enp_host_api_t* host_api();
+
+// What host_api()->plugin_search_path returns; set before plugins load.
+void set_plugin_search_path(std::string path);
 
 // Turns a status a plugin returned into a UserError and frees it; does
 // nothing for NULL. `plugin` names the plugin in internal errors.

@@ -91,6 +91,9 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
     start = end + 1;
   }
   r.search_path_.push_back({installed_dir, "installed"});
+  std::string joined;
+  for (const SearchDir& d : r.search_path_) joined += (joined.empty() ? "" : ":") + d.path.string();
+  set_plugin_search_path(joined);
   for (const SearchDir& d : r.search_path_) r.scan(d);
   return r;
 }

@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-json parse(std::string_view text, const char* file) {
+json parse(std::string_view text, const std::string& file) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) corrupt(std::string(file) + " is not a JSON object");
   return j;
@@ -74,9 +74,10 @@ std::map<std::string, TensorDecl> read_tensors(const json& g) {
 }  // namespace
 
 void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
-                  std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) {
-  const json g = parse(artifact.read_file("graph.json"), "graph.json");
-  const json plan = parse(artifact.read_file("plan.json"), "plan.json");
+                  std::span<const enp_tensor_t> inputs, sdk::OutputSink& out,
+                  const std::string& prefix) {
+  const json g = parse(artifact.read_file(prefix + "graph.json"), prefix + "graph.json");
+  const json plan = parse(artifact.read_file(prefix + "plan.json"), prefix + "plan.json");
   if (g.value("format", "") != "eulernpu-cpu_ref-graph" || g.value("version", 0) != 1 ||
       plan.value("format", "") != "eulernpu-cpu_ref-plan" || plan.value("version", 0) != 1) {
     corrupt("graph.json or plan.json has an unknown format or version");
@@ -106,7 +107,7 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
   // Weights stay where the host read them. Tensor attributes of nodes are
   // stored beside them as "<node>::<attribute>".
   std::map<std::string, Buffer> attribute_tensors;
-  for (const enp_tensor_t& w : artifact.read_tensors(kWeightsFile)) {
+  for (const enp_tensor_t& w : artifact.read_tensors(prefix + kWeightsFile)) {
     auto it = tensors.find(w.name);
     const sdk::TensorView v(&w);
     if (it == tensors.end() && std::string_view(w.name).find("::") != std::string_view::npos) {

@@ -153,7 +153,7 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
   return std::nullopt;
 }
 
-void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
     if (auto reason = unsupported_reason(graph, i)) {
       throw sdk::Error(ENP_UNIMPLEMENTED,
@@ -274,7 +274,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
                                {"first_step", b.first},
                                {"last_step", b.last}});
   }
-  plan["weights"] = {{"file", kWeightsFile}, {"tensors", weight_names}};
+  plan["weights"] = {{"file", kWeightsFile}, {"tensors", weight_names}};  // relative to the prefix
 
   std::vector<sdk::OwnedTensor> weights;
   for (const std::string& name : weight_names) {
@@ -291,9 +291,9 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out) {
       weights.push_back({attribute_key(n, a.name), t.dtype(), t.shape(), {p, p + t.size_bytes()}});
     }
   }
-  out.write_file("graph.json", g.dump(2) + "\n");
-  out.write_file("plan.json", plan.dump(2) + "\n");
-  out.write_tensors(kWeightsFile, weights);
+  out.write_file(prefix + "graph.json", g.dump(2) + "\n");
+  out.write_file(prefix + "plan.json", plan.dump(2) + "\n");
+  out.write_tensors(prefix + kWeightsFile, weights);
 }
 
 }  // namespace eulernpu::cpu_ref

@@ -14,6 +14,9 @@ inline constexpr const char* kWeightsFile = "weights/cpu_ref.npz";
 // Why cpu_ref cannot lower node `index`, or nullopt.
 std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index);
 
-void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out);
+// `prefix` ("" or "dir/") places the files inside the artifact, so another
+// backend can embed cpu_ref's lowering as its functional model.
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
+                 const std::string& prefix = "");
 
 }  // namespace eulernpu::cpu_ref

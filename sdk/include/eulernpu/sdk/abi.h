@@ -291,6 +291,18 @@ typedef struct enp_host_api_t {
    * unnamed; names of fixed dimensions are ignored. */
   enp_status_t* (*graph_set_dim_names)(enp_graph_builder_t* b, const char* value,
                                        const char* const* names, uint32_t rank);
+
+  /* ABI 1.2. The plugin search path: ':'-separated directories in search
+   * order (--plugin-dir, EULERNPU_PLUGIN_PATH, the installed directory),
+   * where a backend looks for its data files (device descriptors). Valid
+   * for as long as the process runs. */
+  const char* (*plugin_search_path)(void);
+
+  /* ABI 1.2. Attaches a report to a run (backend run): a JSON object, UTF-8,
+   * `size` bytes. The host writes it for `run --report FILE` and prints its
+   * "summary" member (a string) on the terminal. One per run; a second call
+   * replaces the first. */
+  enp_status_t* (*run_report)(enp_tensor_list_t* list, const char* json, uint64_t size);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */
