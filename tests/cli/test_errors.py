@@ -252,3 +252,17 @@ class CompareErrorTest(CliTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RunReportErrorTest(CliTestCase):
+    def test_a_backend_without_run_report(self):
+        art = self.path("a")
+        self.assertEqual(compile_tiny_mlp(art).returncode, 0)
+        self.error("run", "--artifact", art, "--estimate-only",
+                   title="backend has no run report", where="cpu_ref")
+        out, report = self.path("r.npz"), self.path("r.json")
+        self.error("run", "--artifact", art, "--input", os.path.join(TINY_MLP, "input.npz"),
+                   "--out", out, "--report", report,
+                   title="backend has no run report", where="cpu_ref")
+        self.assert_absent(report)
+        self.assert_absent(out)
