@@ -42,6 +42,10 @@ struct SessionGuard {
 }  // namespace
 
 onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& source) {
+  return at_batch(model, source, 1);
+}
+
+onnx::ModelProto at_batch(const onnx::ModelProto& model, const std::string& source, int64_t batch) {
   std::set<std::string> weights;
   for (const auto& t : model.graph().initializer()) weights.insert(t.name());
   onnx::ModelProto m = model;
@@ -51,9 +55,9 @@ onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& 
     auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() == 0) continue;
     auto* d = shape->mutable_dim(0);
-    if (d->has_dim_value() && d->dim_value() == 1) continue;
+    if (d->has_dim_value() && d->dim_value() == batch) continue;
     d->Clear();
-    d->set_dim_value(1);
+    d->set_dim_value(batch);
     changed = true;
   }
   if (!changed) return m;
@@ -62,7 +66,7 @@ onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& 
   for (auto& v : *m.mutable_graph()->mutable_output()) {
     v.mutable_type()->mutable_tensor_type()->clear_shape();
   }
-  finalize_model(m, source + " (at batch 1)");
+  finalize_model(m, source + " (at batch " + std::to_string(batch) + ")");
   return m;
 }
 

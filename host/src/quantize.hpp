@@ -42,6 +42,9 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
 // time. Returns the model unchanged if every first dimension already is 1.
 onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& source);
 
+// The same with first dimension `batch`.
+onnx::ModelProto at_batch(const onnx::ModelProto& model, const std::string& source, int64_t batch);
+
 // The quantizer to use: `name`, or the only one loaded. Throws UserError.
 const LoadedPlugin& find_quantizer(const PluginRegistry& registry, const std::string& name);
 

@@ -1,6 +1,7 @@
 #include "quantize_cli.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -16,6 +17,10 @@
 
 namespace eulernpu::host {
 
+// Samples the sensitivity runs use by default: enough to rank the values,
+// few enough that a model with a hundred int8 values costs a few hundred runs.
+constexpr int64_t kSensitivitySamples = 4;
+
 void add_quantize_options(cxxopts::Options& options) {
   options.add_options("quantization")(
       "calib-data-path", "calibration samples: a directory of .npy/.npz files or a list file",
@@ -29,7 +34,9 @@ void add_quantize_options(cxxopts::Options& options) {
       cxxopts::value<std::string>())("report", "write the per-layer accuracy report (JSON)",
                                      cxxopts::value<std::string>())(
       "threads", "worker threads for calibration runs (0 = backend default)",
-      cxxopts::value<int>()->default_value("0"));
+      cxxopts::value<int>()->default_value("0"))(
+      "sensitivity-samples", "samples for the report's per-value sensitivity ('alone'); 0 skips it",
+      cxxopts::value<int64_t>()->default_value(std::to_string(kSensitivitySamples)));
 }
 
 bool wants_quantization(const cxxopts::ParseResult& args) {
@@ -43,10 +50,6 @@ std::optional<std::string> maybe(const cxxopts::ParseResult& args, const std::st
   return args[name].as<std::string>();
 }
 
-// Samples the sensitivity runs use: enough to rank the values, few enough
-// that a model with a hundred int8 values is measured in seconds.
-constexpr size_t kSensitivitySamples = 16;
-
 struct Recorded {
   std::string int8, float_name;
 };
@@ -55,7 +58,8 @@ struct Recorded {
 // samples: every int8 value against its float32 reference.
 void measure(const LoadedPlugin& reference, const KeyValues& options,
              const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
-             const std::string& source, const CalibSet& calibration, QuantReport& report) {
+             const std::string& source, const CalibSet& calibration, size_t sensitivity_samples,
+             QuantReport& report) {
   nlohmann::json meta;
   for (const auto& kv : quantized.metadata_props()) {
     if (kv.key() == "eulernpu.quantization")
@@ -99,26 +103,23 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
     }
   }
   // Sensitivity: each value quantized alone, on the first samples (each
-  // value costs one lowering and a run per sample).
-  const size_t n = std::min(calibration.samples.size(), kSensitivitySamples);
+  // value costs a run per sample).
+  const size_t n = std::min(calibration.samples.size(), sensitivity_samples);
+  if (n == 0) return;
   const std::vector<std::vector<Tensor>> sample_set(calibration.samples.begin(),
                                                     calibration.samples.begin() + n);
-  auto run_all = [&](const onnx::ModelProto& model) {
-    const Artifact artifact = Artifact::from_files(lower(reference, model, options));
-    std::vector<std::vector<Tensor>> outputs;
-    for (const auto& sample : sample_set) {
-      outputs.push_back(run_artifact(reference, artifact, options, sample));
-    }
-    return outputs;
-  };
-  const auto expected = run_all(float_model);
-  const auto& layers = meta["values"];
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const onnx::ModelProto fq =
-        with_fake_quant(float_model, values[i].float_name, layers[i].value("scale", 1.0),
-                        layers[i].value("zero_point", 0));
-    if (fq.graph().node_size() == 0) continue;
-    report.set_output_sqnr(i, outputs_sqnr_db(expected, run_all(fq)));
+  std::vector<FakeQuantValue> fq;
+  for (const auto& v : meta["values"]) {
+    fq.push_back({v.value("float", ""), v.value("scale", 1.0), v.value("zero_point", 0)});
+  }
+  // One run per value over all the samples as a batch: the per-run cost of
+  // a large model then counts once per value, not once per sample.
+  const onnx::ModelProto batched =
+      at_batch(float_model, source, static_cast<int64_t>(sample_set.size()));
+  const auto db = measure_sensitivity(reference, options, with_fake_quant_switches(batched, fq),
+                                      stack_samples(sample_set));
+  for (size_t i = 0; i < db.size(); ++i) {
+    if (!std::isnan(db[i])) report.set_output_sqnr(i, db[i]);
   }
 }
 
@@ -137,6 +138,11 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   }
   const int64_t max_samples = config.samples;
   const int threads = args["threads"].as<int>();
+  const int64_t sensitivity_samples = args["sensitivity-samples"].as<int64_t>();
+  if (sensitivity_samples < 0) {
+    throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
+                    "give 0 to skip the per-value sensitivity of the report");
+  }
   if (threads < 0) {
     throw UserError("invalid command line", "--threads must be 0 or more",
                     "give 0 for the backend's default");
@@ -166,7 +172,7 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   if (auto path = maybe(args, "save-quantized-ir")) write_ir_file(*path, result.model);
   QuantReport report;
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
-          source, result.calibration, report);
+          source, result.calibration, static_cast<size_t>(sensitivity_samples), report);
   if (auto path = maybe(args, "report")) report.write_json(*path);
   std::fputs(report.summary(5).c_str(), stdout);
 

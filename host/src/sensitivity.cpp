@@ -3,74 +3,90 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
+#include "artifact.hpp"
 #include "model.hpp"
 
 namespace eulernpu::host {
 
-onnx::ModelProto with_fake_quant(const onnx::ModelProto& model, const std::string& value,
-                                 double scale, int32_t zero_point) {
-  onnx::ModelProto m = model;
-  onnx::GraphProto& g = *m.mutable_graph();
-  const std::string raw = value + "__before_fake_quant";
-  bool found = false;
-  // The producer writes `raw`; Q/DQ turn it back into `value`, so every
-  // reader (and a graph output of that name) sees the quantized value.
-  for (auto& n : *g.mutable_node()) {
-    for (auto& o : *n.mutable_output()) {
-      if (o == value) {
-        o = raw;
-        found = true;
-      }
-    }
+namespace {
+
+onnx::TensorProto scalar(const std::string& name, int type, double v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  if (type == onnx::TensorProto::FLOAT) {
+    t.add_float_data(static_cast<float>(v));
+  } else {
+    t.add_int32_data(static_cast<int32_t>(v));
   }
-  if (!found) {
-    // A graph input: its readers take the fake-quantized copy instead.
-    for (auto& n : *g.mutable_node()) {
-      for (auto& i : *n.mutable_input()) {
-        if (i == value) {
-          i = raw;
-          found = true;
+  return t;
+}
+
+onnx::NodeProto node(const std::string& name, const std::string& op,
+                     std::vector<std::string> inputs, const std::string& output) {
+  onnx::NodeProto n;
+  n.set_name(name);
+  n.set_op_type(op);
+  for (auto& i : inputs) n.add_input(std::move(i));
+  n.add_output(output);
+  return n;
+}
+
+}  // namespace
+
+SwitchedModel with_fake_quant_switches(const onnx::ModelProto& model,
+                                       const std::vector<FakeQuantValue>& values) {
+  SwitchedModel out;
+  out.model = model;
+  onnx::GraphProto& g = *out.model.mutable_graph();
+  std::set<std::string> inputs, produced;
+  for (const auto& v : g.input()) inputs.insert(v.name());
+  for (const auto& n : g.node()) produced.insert(n.output().begin(), n.output().end());
+  for (const FakeQuantValue& v : values) {
+    const std::string sw = v.name + "__fq_switch";
+    out.switches.push_back(sw);
+    const bool is_input = inputs.count(v.name) && !produced.count(v.name);
+    out.switchable.push_back(is_input || produced.count(v.name));
+    if (!out.switchable.back()) continue;
+    // The original value keeps flowing under `raw`; `v.name` becomes the
+    // switch's choice, so every reader (and a graph output) sees it.
+    const std::string raw = v.name + "__fq_raw";
+    if (is_input) {
+      for (auto& n : *g.mutable_node()) {
+        for (auto& i : *n.mutable_input()) {
+          if (i == v.name) i = raw;
+        }
+      }
+    } else {
+      for (auto& n : *g.mutable_node()) {
+        for (auto& o : *n.mutable_output()) {
+          if (o == v.name) o = raw;
         }
       }
     }
-    if (!found) return {};
-    // Q/DQ read the input under its own name and write `raw`.
+    const std::string src = is_input ? v.name : raw;
+    const std::string dst = is_input ? raw : v.name;
+    *g.add_initializer() = scalar(v.name + "__fq_scale", onnx::TensorProto::FLOAT, v.scale);
+    *g.add_initializer() =
+        scalar(v.name + "__fq_zero_point", onnx::TensorProto::INT8, v.zero_point);
+    *g.add_node() =
+        node(v.name + "__fq_q", "QuantizeLinear",
+             {src, v.name + "__fq_scale", v.name + "__fq_zero_point"}, v.name + "__fq_int8");
+    *g.add_node() = node(v.name + "__fq_dq", "DequantizeLinear",
+                         {v.name + "__fq_int8", v.name + "__fq_scale", v.name + "__fq_zero_point"},
+                         v.name + "__fq");
+    *g.add_node() = node(v.name + "__fq_where", "Where", {sw, v.name + "__fq", src}, dst);
+    auto* in = g.add_input();
+    in->set_name(sw);
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar
   }
-  const bool is_input = [&] {
-    for (const auto& v : g.input()) {
-      if (v.name() == value) return true;
-    }
-    return false;
-  }();
-  const std::string src = is_input ? value : raw;
-  const std::string dst = is_input ? raw : value;
-  auto* s = g.add_initializer();
-  s->set_name(value + "__fq_scale");
-  s->set_data_type(onnx::TensorProto::FLOAT);
-  s->add_float_data(static_cast<float>(scale));
-  auto* z = g.add_initializer();
-  z->set_name(value + "__fq_zero_point");
-  z->set_data_type(onnx::TensorProto::INT8);
-  z->add_int32_data(zero_point);
-  auto* q = g.add_node();
-  q->set_name(value + "__fake_quantize");
-  q->set_op_type("QuantizeLinear");
-  q->add_input(src);
-  q->add_input(s->name());
-  q->add_input(z->name());
-  q->add_output(value + "__fq_int8");
-  auto* dq = g.add_node();
-  dq->set_name(value + "__fake_dequantize");
-  dq->set_op_type("DequantizeLinear");
-  dq->add_input(value + "__fq_int8");
-  dq->add_input(s->name());
-  dq->add_input(z->name());
-  dq->add_output(dst);
   // Sorting and typing the new nodes is finalize_model's job.
   g.clear_value_info();
-  finalize_model(m, "the float model with '" + value + "' quantized");
-  return m;
+  finalize_model(out.model, "the float model with fake-quantization switches");
+  return out;
 }
 
 double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
@@ -86,17 +102,56 @@ double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
       }
       const size_t n = a.data.size() / 4;
       for (size_t i = 0; i < n; ++i) {
-        float f = 0, g = 0;
+        float f = 0, x = 0;
         std::memcpy(&f, a.data.data() + 4 * i, 4);
-        std::memcpy(&g, b.data.data() + 4 * i, 4);
+        std::memcpy(&x, b.data.data() + 4 * i, 4);
         if (!std::isfinite(f)) continue;
+        const double d = static_cast<double>(f) - x;
         signal += static_cast<double>(f) * f;
-        noise += (static_cast<double>(f) - g) * (static_cast<double>(f) - g);
+        noise += d * d;
       }
     }
   }
   if (noise == 0) return std::numeric_limits<double>::infinity();
   return 10.0 * std::log10(signal / noise);
+}
+
+std::vector<double> measure_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
+                                        const SwitchedModel& switched,
+                                        const std::vector<Tensor>& batch) {
+  const Artifact artifact = Artifact::from_files(lower(reference, switched.model, options));
+  auto run_with = [&](size_t on) {
+    std::vector<Tensor> inputs = batch;
+    for (size_t i = 0; i < switched.switches.size(); ++i) {
+      if (!switched.switchable[i]) continue;
+      Tensor t;
+      t.name = switched.switches[i];
+      t.dtype = DType::kBool;
+      t.data = {static_cast<uint8_t>(i == on ? 1 : 0)};
+      inputs.push_back(std::move(t));
+    }
+    return std::vector<std::vector<Tensor>>{run_artifact(reference, artifact, options, inputs)};
+  };
+  const auto expected = run_with(switched.switches.size());  // every switch off
+  std::vector<double> out(switched.switches.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 0; i < switched.switches.size(); ++i) {
+    if (switched.switchable[i]) out[i] = outputs_sqnr_db(expected, run_with(i));
+  }
+  return out;
+}
+
+std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples) {
+  std::vector<Tensor> out;
+  if (samples.empty()) return out;
+  out = samples[0];
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (!out[j].shape.empty()) out[j].shape[0] = static_cast<int64_t>(samples.size());
+    for (size_t s = 1; s < samples.size(); ++s) {
+      const auto& d = samples[s][j].data;
+      out[j].data.insert(out[j].data.end(), d.begin(), d.end());
+    }
+  }
+  return out;
 }
 
 }  // namespace eulernpu::host

@@ -96,6 +96,17 @@ class QuantizeTest(CliTestCase):
         self.assertLess(float(worst["output_sqnr_db"]),
                         min(float(x["output_sqnr_db"]) for x in rep["layers"][1:]))
 
+    def test_sensitivity_can_be_skipped(self):
+        report = self.path("r.json")
+        self.compile_int8("mlp", self.path("s.mxq"), "--report", report,
+                          "--sensitivity-samples", "0")
+        with open(report) as f:
+            layers = json.load(f)["layers"]
+        self.assertEqual({x["output_sqnr_db"] for x in layers}, {None})
+        self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"), "--calib-data-path",
+                   CALIB, "--out", self.path("t.mxq"), "--sensitivity-samples", "-1",
+                   title="invalid command line")
+
     def test_recompiling_gives_identical_bytes_and_runs_do_not_depend_on_threads(self):
         a, b, c = self.path("a.mxq"), self.path("b.mxq"), self.path("c.mxq")
         self.compile_int8("cnn", a, "--threads", "2")
