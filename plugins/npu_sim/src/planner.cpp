@@ -265,9 +265,7 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
   }
   p.cores = cores;
 
-  const DmaRate per_core{m.dram.unlimited() ? 0.0
-                                            : m.dram.bytes_per_cycle / static_cast<double>(cores)};
-  const ConvTiling t = tile_conv(slice, op.count, extra_per_channel, core, per_core);
+  const ConvTiling t = tile_conv(slice, op.count, extra_per_channel, core);
 
   std::map<std::pair<int64_t, int64_t>, int64_t> compute_cache;
   auto compute = [&](const ConvTile& tile) {

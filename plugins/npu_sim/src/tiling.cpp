@@ -55,13 +55,13 @@ int64_t max_rows(const BufferBudget& b, const ConvLayer& l, const OperandMatrice
 struct Candidate {
   int64_t n_tile = 0, n_blocks = 0, row_tile = 0, row_blocks = 0;
   bool channels_outer = true;
-  double estimate = 0;
+  int64_t compute = 0;  // Σ demand lines
   int64_t bytes = 0;
   int64_t tiles = 0;
 };
 
 bool better(const Candidate& a, const Candidate& b) {
-  return std::tie(a.estimate, a.bytes, a.tiles) < std::tie(b.estimate, b.bytes, b.tiles);
+  return std::tie(a.bytes, a.compute, a.tiles) < std::tie(b.bytes, b.compute, b.tiles);
 }
 
 }  // namespace
@@ -125,7 +125,7 @@ void for_each_conv_tile(const ConvTiling& t, const std::function<bool(const Conv
 }
 
 ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_channel,
-                     const CoreSpec& core, const DmaRate& rate) {
+                     const CoreSpec& core) {
   if (groups < 1)
     throw std::invalid_argument("failed to tile op with count " + str(groups) +
                                 ": must be at least 1");
@@ -201,9 +201,7 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
         const int64_t in = channels_outer && c.row_blocks > 1 ? mul(pass_in, c.n_blocks) : pass_in;
         const int64_t w = !channels_outer && c.n_blocks > 1 ? mul(weights, c.row_blocks) : weights;
         d.bytes = mul(add(add(in, w), outputs), groups);
-        d.estimate =
-            std::max(static_cast<double>(compute),
-                     rate.unlimited() ? 0.0 : static_cast<double>(d.bytes) / rate.bytes_per_cycle);
+        d.compute = compute;
         if (!found || better(d, best)) {
           best = d;
           found = true;

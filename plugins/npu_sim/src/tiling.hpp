@@ -19,7 +19,6 @@
 #include <functional>
 
 #include "device.hpp"
-#include "pipeline.hpp"
 #include "systolic.hpp"
 
 namespace eulernpu::npu_sim {
@@ -68,10 +67,12 @@ struct ConvTile {
 // over channel-tile candidates N, then halvings rounded up to a multiple of
 // the array columns, down to 1 (each with the most output rows that fit,
 // rows balanced over the blocks) and both loop orders, the one with the
-// lowest estimate max(Σ tile compute lines, DRAM bytes / rate), then the
-// fewest DRAM bytes, then the fewest tiles.
+// fewest DRAM bytes, then the fewest compute cycles (Σ demand lines), then
+// the fewest tiles. The choice ignores DRAM bandwidth on purpose: with the
+// tiling fixed, a faster DRAM only shortens transfers, so cycles and stalls
+// can never rise with bandwidth.
 ConvTiling tile_conv(const ConvLayer& layer, std::int64_t groups, std::int64_t extra_per_channel,
-                     const CoreSpec& core, const DmaRate& rate);
+                     const CoreSpec& core);
 
 ConvTile conv_tile(const ConvTiling& tiling, std::int64_t group, std::int64_t n_block,
                    std::int64_t row_block);
