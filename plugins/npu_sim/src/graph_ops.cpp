@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <set>
 #include <numeric>
 #include <span>
 #include <string_view>
@@ -26,11 +28,6 @@ constexpr std::array<std::string_view, 16> kMoveOps = {
 
 bool is_move_op(std::string_view domain, std::string_view op) {
   return domain.empty() && std::find(kMoveOps.begin(), kMoveOps.end(), op) != kMoveOps.end();
-}
-
-bool is_graph_input(const sdk::GraphView& g, std::string_view name) {
-  return std::any_of(g.inputs().begin(), g.inputs().end(),
-                     [&](const enp_tensor_t& t) { return name == t.name; });
 }
 
 bool is_graph_output(const sdk::GraphView& g, std::string_view name) {
@@ -62,14 +59,6 @@ int64_t leading_product(const std::vector<int64_t>& dims, size_t count) {
 int64_t bytes_of(const sdk::GraphView& g, std::string_view name) {
   if (name.empty()) return 0;
   return product(shape_of(g, name)) * static_cast<int64_t>(sdk::dtype_size(dtype_of(g, name)));
-}
-
-// Valid only for nodes unsupported_reason() accepts: their Q/DQ are the
-// graph's boundary.
-Unit unit_of(const sdk::NodeView& node) {
-  if (node.domain().empty() && node.op_type() == "QuantizeLinear") return Unit::kHostHead;
-  if (node.domain().empty() && node.op_type() == "DequantizeLinear") return Unit::kHostTail;
-  return Unit::kNpu;
 }
 
 const char* kNotInt8 =
@@ -200,8 +189,12 @@ const std::vector<enp_op_support_t>& op_declarations() {
         d.push_back({e.domain, e.op_type, e.since_version, e.until_version,
                      (e.dtypes & kInt8) ? kInt8 : e.dtypes, e.constraints});
       } else if (is_move_op(domain, op)) {
-        d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kInt8,
-                     op == "Resize" ? "int8 data, nearest mode only" : "int8 data only"});
+        d.push_back({e.domain, e.op_type, e.since_version, e.until_version,
+                     kInt8 | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32),
+                     op == "Resize" ? "nearest mode; int8 on the NPU, float32 only in the host "
+                                      "head/tail at the graph boundary"
+                                    : "int8 on the NPU; float32 only in the host head/tail at "
+                                      "the graph boundary"});
       } else if (domain.empty() && op == "QuantizeLinear") {
         d.push_back({e.domain, e.op_type, e.since_version, e.until_version,
                      ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32),
@@ -216,30 +209,104 @@ const std::vector<enp_op_support_t>& op_declarations() {
   return decls;
 }
 
-std::optional<std::string> unsupported_reason(const sdk::GraphView& g, size_t index) {
+std::vector<Unit> place_nodes(const sdk::GraphView& g) {
+  const size_t n = g.node_count();
+  std::vector<Unit> units(n, Unit::kNpu);
+  auto is_float = [&](std::string_view v) { return dtype_of(g, v) == ENP_DTYPE_FLOAT32; };
+  // Head, in topological order: float values from the graph inputs through
+  // float data movement; a QuantizeLinear of such a value ends it.
+  std::set<std::string, std::less<>> host_values;
+  for (const enp_tensor_t& t : g.inputs()) {
+    if (t.dtype == ENP_DTYPE_FLOAT32) host_values.insert(t.name);
+  }
+  auto from_host = [&](const sdk::NodeView& node) {
+    const std::string_view data = node.input(0);
+    if (data.empty() || !host_values.count(data)) return false;
+    for (size_t i = 1; i < node.input_count(); ++i) {
+      const std::string_view in = node.input(i);
+      if (!in.empty() && !g.initializer(in) && !host_values.count(in)) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const sdk::NodeView node = g.node(i);
+    if (!from_host(node)) continue;
+    if (node.domain().empty() && node.op_type() == "QuantizeLinear") {
+      units[i] = Unit::kHostHead;
+    } else if (is_move_op(node.domain(), node.op_type()) && is_float(node.output(0))) {
+      units[i] = Unit::kHostHead;
+      for (size_t o = 0; o < node.output_count(); ++o) host_values.insert(std::string(node.output(o)));
+    }
+  }
+  // Tail, in reverse order: nodes whose every output is a graph output or
+  // read only by the tail; DequantizeLinear starts it, float data movement
+  // after it stays on the host.
+  std::map<std::string, std::vector<size_t>, std::less<>> readers;
+  for (size_t i = 0; i < n; ++i) {
+    const sdk::NodeView node = g.node(i);
+    for (size_t k = 0; k < node.input_count(); ++k) {
+      if (!node.input(k).empty()) readers[std::string(node.input(k))].push_back(i);
+    }
+  }
+  std::set<std::string, std::less<>> tail_values;  // float values the tail produces
+  for (size_t i = n; i-- > 0;) {
+    const sdk::NodeView node = g.node(i);
+    if (units[i] != Unit::kNpu) continue;
+    const bool dequantize = node.domain().empty() && node.op_type() == "DequantizeLinear";
+    const bool float_move = is_move_op(node.domain(), node.op_type()) && is_float(node.input(0));
+    if (!dequantize && !float_move) continue;
+    bool feeds_tail = true;
+    for (size_t o = 0; o < node.output_count() && feeds_tail; ++o) {
+      const std::string_view out = node.output(o);
+      auto it = readers.find(out);
+      if (it == readers.end()) {
+        feeds_tail = is_graph_output(g, out);
+        continue;
+      }
+      for (const size_t r : it->second) feeds_tail = feeds_tail && units[r] == Unit::kHostTail;
+    }
+    if (feeds_tail) units[i] = Unit::kHostTail;
+  }
+  // A float move counts as tail only if a DequantizeLinear feeds it.
+  for (size_t i = 0; i < n; ++i) {
+    const sdk::NodeView node = g.node(i);
+    if (units[i] != Unit::kHostTail) continue;
+    if (node.domain().empty() && node.op_type() == "DequantizeLinear") {
+      for (size_t o = 0; o < node.output_count(); ++o) tail_values.insert(std::string(node.output(o)));
+    } else if (tail_values.count(node.input(0))) {
+      for (size_t o = 0; o < node.output_count(); ++o) tail_values.insert(std::string(node.output(o)));
+    } else {
+      units[i] = Unit::kNpu;
+    }
+  }
+  return units;
+}
+
+std::optional<std::string> unsupported_reason(const sdk::GraphView& g, size_t index,
+                                              const std::vector<Unit>& units) {
   const sdk::NodeView node = g.node(index);
   const std::string_view domain = node.domain(), op = node.op_type();
   const std::string first(node.input(0));
+  const Unit unit = index < units.size() ? units[index] : Unit::kNpu;
   if (domain == cpu_ref::kEulerNpuDomain) {
     // Integer ops by definition; cpu_ref's checks below cover their operands.
   } else if (domain.empty() && op == "QuantizeLinear") {
-    if (!is_graph_input(g, first) || dtype_of(g, first) != ENP_DTYPE_FLOAT32 ||
-        dtype_of(g, node.output(0)) != ENP_DTYPE_INT8) {
-      return "npu_sim runs QuantizeLinear only from a float32 graph input to int8 (on the host "
+    if (unit != Unit::kHostHead || dtype_of(g, node.output(0)) != ENP_DTYPE_INT8) {
+      return "npu_sim runs QuantizeLinear only from float32 graph inputs to int8 (on the host "
              "CPU); inside the graph the NPU computes in int8 only";
     }
   } else if (domain.empty() && op == "DequantizeLinear") {
-    if (!is_graph_output(g, node.output(0)) || dtype_of(g, first) != ENP_DTYPE_INT8) {
-      return "npu_sim runs DequantizeLinear only from int8 to a graph output (on the host CPU); "
+    if (unit != Unit::kHostTail || dtype_of(g, first) != ENP_DTYPE_INT8) {
+      return "npu_sim runs DequantizeLinear only from int8 to graph outputs (on the host CPU); "
              "inside the graph the NPU computes in int8 only";
     }
   } else if (is_move_op(domain, op)) {
-    if (dtype_of(g, first) != ENP_DTYPE_INT8) {
+    if (unit == Unit::kNpu && dtype_of(g, first) != ENP_DTYPE_INT8) {
       return std::string(op) + " on " + sdk::dtype_name(dtype_of(g, first)) + ": " + kNotInt8;
     }
     if (op == "Resize" && node.attr_string("mode", "nearest") != "nearest") {
       return "Resize mode '" + node.attr_string("mode", "nearest") +
-             "': npu_sim resizes int8 with mode 'nearest' only";
+             "': npu_sim resizes with mode 'nearest' only";
     }
   } else {
     return (domain.empty() ? "" : std::string(domain) + "::") + std::string(op) +
@@ -263,12 +330,13 @@ const char* unit_name(Unit unit) {
 
 GraphOps build_graph_ops(const sdk::GraphView& graph) {
   GraphOps out;
+  const std::vector<Unit> units = place_nodes(graph);
   for (size_t i = 0; i < graph.node_count(); ++i) {
     const sdk::NodeView node = graph.node(i);
     NodeOps n;
     n.node = std::string(node.name());
     n.op_type = std::string(node.op_type());
-    n.unit = unit_of(node);
+    n.unit = units[i];
     n.inputs = values_json(graph, node, true);
     n.outputs = values_json(graph, node, false);
     if (n.unit == Unit::kNpu) {

@@ -19,13 +19,21 @@ namespace eulernpu::npu_sim {
 // (graph boundary only).
 const std::vector<enp_op_support_t>& op_declarations();
 
-// Why npu_sim cannot lower node `index`, or nullopt.
-std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index);
-
-// Where a node runs. QuantizeLinear of a graph input and DequantizeLinear of
-// a graph output stay on the host CPU: the NPU computes in int8 only.
+// Where a node runs. The NPU computes in int8 only, so the float/int8
+// boundary stays on the host CPU: the head (from float graph inputs, float
+// data movement then QuantizeLinear) and the tail (DequantizeLinear, then
+// float data movement, to graph outputs).
 enum class Unit { kNpu, kHostHead, kHostTail };
 const char* unit_name(Unit unit);
+
+// The unit of every node, by position in the graph's boundary (a node is
+// kNpu unless it is part of the head or the tail).
+std::vector<Unit> place_nodes(const sdk::GraphView& graph);
+
+// Why npu_sim cannot lower node `index`, or nullopt. `units` is
+// place_nodes(graph).
+std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index,
+                                              const std::vector<Unit>& units);
 
 struct NodeOps {
   std::string node, op_type;

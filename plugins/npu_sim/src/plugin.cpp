@@ -157,8 +157,9 @@ class NpuSimBackend : public sdk::Backend {
 
   void query(const sdk::GraphView& graph, const sdk::Options&,
              sdk::SupportReport& report) override {
+    const std::vector<Unit> units = place_nodes(graph);
     for (size_t i = 0; i < graph.node_count(); ++i) {
-      const auto reason = unsupported_reason(graph, i);
+      const auto reason = unsupported_reason(graph, i, units);
       report.node(i, !reason, reason.value_or(""));
     }
   }
@@ -167,8 +168,9 @@ class NpuSimBackend : public sdk::Backend {
              sdk::ArtifactWriter& out) override {
     const DeviceSpec device = target_device(options);
     const CoreMode mode = core_mode(device, options);
+    const std::vector<Unit> units = place_nodes(graph);
     for (size_t i = 0; i < graph.node_count(); ++i) {
-      if (auto reason = unsupported_reason(graph, i)) {
+      if (auto reason = unsupported_reason(graph, i, units)) {
         throw sdk::Error(ENP_UNIMPLEMENTED,
                          "backend lowering missing for op " + std::string(graph.node(i).op_type()),
                          "node '" + std::string(graph.node(i).name()) + "': " + *reason,
