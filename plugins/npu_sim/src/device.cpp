@@ -108,10 +108,9 @@ class Reader {
 
 // `name` is typed on command lines and must never be mistaken for a path.
 bool valid_name(const std::string& name) {
-  return !name.empty() && name.size() <= 64 &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-         });
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
 }
 
 // The cores a mode needs: `multi` runs a batch of 4 on one cluster's cores,
@@ -148,12 +147,11 @@ std::string stem_of(const std::filesystem::path& file) {
 
 bool is_descriptor_file(const std::filesystem::path& file) {
   const std::string name = file.filename().string();
-  return std::any_of(std::begin(kDescriptorSuffixes), std::end(kDescriptorSuffixes),
-                     [&](const char* suffix) {
-                       const std::string s(suffix);
-                       return name.size() > s.size() &&
-                              name.compare(name.size() - s.size(), s.size(), s) == 0;
-                     });
+  return std::any_of(
+      std::begin(kDescriptorSuffixes), std::end(kDescriptorSuffixes), [&](const char* suffix) {
+        const std::string s(suffix);
+        return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+      });
 }
 
 // The directory this library was loaded from: the devices shipped with the
@@ -254,10 +252,10 @@ DeviceSpec parse_descriptor(const std::string& text, const std::string& source) 
   r.only_keys(core, "core", {"mac", "sram"});
   const YAML::Node mac = r.required(core, "core", "mac");
   r.only_keys(mac, "core.mac", {"rows", "cols", "dataflow"});
-  d.core.array.rows = r.integer(r.required(mac, "core.mac", "rows"), "core.mac.rows", 1,
-                                kMaxArraySide);
-  d.core.array.cols = r.integer(r.required(mac, "core.mac", "cols"), "core.mac.cols", 1,
-                                kMaxArraySide);
+  d.core.array.rows =
+      r.integer(r.required(mac, "core.mac", "rows"), "core.mac.rows", 1, kMaxArraySide);
+  d.core.array.cols =
+      r.integer(r.required(mac, "core.mac", "cols"), "core.mac.cols", 1, kMaxArraySide);
   const std::string dataflow =
       r.string(r.required(mac, "core.mac", "dataflow"), "core.mac.dataflow");
   if (dataflow != "os" && dataflow != "ws" && dataflow != "is") {
@@ -287,8 +285,8 @@ DeviceSpec parse_descriptor(const std::string& text, const std::string& source) 
         r.integer(r.required(sram, k, "output_kib"), k + ".output_kib", 1, kMaxSramKib) * 1024;
   }
 
-  d.dram_bytes_per_cycle = r.number(r.required(root, "", "dram_bytes_per_cycle"),
-                                    "dram_bytes_per_cycle", 0, true, 1e6);
+  d.dram_bytes_per_cycle =
+      r.number(r.required(root, "", "dram_bytes_per_cycle"), "dram_bytes_per_cycle", 0, true, 1e6);
   d.sync_cycles =
       root["sync_cycles"] ? r.integer(root["sync_cycles"], "sync_cycles", 0, kMaxSyncCycles) : 0;
   d.link_bytes_per_cycle =
@@ -312,9 +310,9 @@ DeviceSpec parse_descriptor(const std::string& text, const std::string& source) 
       invalid(source, key, "'" + mode + "' is listed twice");
     }
     if (auto problem = mode_problem(mode, d)) {
-      invalid(source, key, "'" + mode + "' " + *problem + " (the device has " +
-                               std::to_string(d.clusters) + " × " +
-                               std::to_string(d.cores_per_cluster) + " cores)");
+      invalid(source, key,
+              "'" + mode + "' " + *problem + " (the device has " + std::to_string(d.clusters) +
+                  " × " + std::to_string(d.cores_per_cluster) + " cores)");
     }
     d.core_modes.push_back(mode);
   }
@@ -418,11 +416,11 @@ DeviceSpec resolve_device(const std::string& target, const std::string& search_p
   }
   std::string known;
   for (const DeviceSpec& d : catalog.devices) known += (known.empty() ? "" : ", ") + d.name;
-  throw sdk::Error(ENP_NOT_FOUND, "target device not found",
-                   "npu_sim has no device '" + target + "' (it has: " +
-                       (known.empty() ? "none" : known) + ")",
-                   "pick one with --target-device, or give the path of a descriptor file; "
-                   "'eulernpu capabilities --backend npu_sim' lists the devices");
+  throw sdk::Error(
+      ENP_NOT_FOUND, "target device not found",
+      "npu_sim has no device '" + target + "' (it has: " + (known.empty() ? "none" : known) + ")",
+      "pick one with --target-device, or give the path of a descriptor file; "
+      "'eulernpu capabilities --backend npu_sim' lists the devices");
 }
 
 }  // namespace eulernpu::npu_sim

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <set>
 #include <numeric>
+#include <set>
 #include <span>
 #include <string_view>
 
@@ -22,8 +22,8 @@ constexpr uint32_t kInt8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8);
 // backend, whatever the scales (docs/quantization.md, "Pooling and data
 // movement"). The NPU's DMA engine does them; MaxPool runs on the vector unit.
 constexpr std::array<std::string_view, 16> kMoveOps = {
-    "Reshape", "Flatten",  "Transpose", "Squeeze",      "Unsqueeze",    "Slice",
-    "Split",   "Gather",   "Expand",    "Tile",         "DepthToSpace", "SpaceToDepth",
+    "Reshape",  "Flatten", "Transpose", "Squeeze", "Unsqueeze",    "Slice",
+    "Split",    "Gather",  "Expand",    "Tile",    "DepthToSpace", "SpaceToDepth",
     "Identity", "MaxPool", "Resize",    "Pad"};
 
 bool is_move_op(std::string_view domain, std::string_view op) {
@@ -82,7 +82,8 @@ void conv_desc(const sdk::NodeView& node, const sdk::GraphView& g, bool transpos
   const std::vector<int64_t> dilations =
       node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
   const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-  const bool dilated = std::any_of(dilations.begin(), dilations.end(), [](int64_t v) { return v != 1; });
+  const bool dilated =
+      std::any_of(dilations.begin(), dilations.end(), [](int64_t v) { return v != 1; });
   d.count = batch * group;
 
   bool as_gemm = spatial != 2 || dilated || kernel.size() != 2 || strides.size() != 2 ||
@@ -102,11 +103,17 @@ void conv_desc(const sdk::NodeView& node, const sdk::GraphView& g, bool transpos
     // stride - 1 zeros between its elements, padded to give the real output:
     // an ifmap of output + kernel - 1 per axis. The array multiplies the
     // inserted zeros too, as hardware without zero skipping does.
-    d.conv = {y[2] + kernel[0] - 1, y[3] + kernel[1] - 1, kernel[0], kernel[1], in_channels,
-              out_channels, 1, 1};
+    d.conv = {y[2] + kernel[0] - 1, y[3] + kernel[1] - 1, kernel[0], kernel[1],
+              in_channels,          out_channels,         1,         1};
   } else {
-    d.conv = {x[2] + pads[0] + pads[2], x[3] + pads[1] + pads[3], kernel[0], kernel[1],
-              in_channels, out_channels, strides[0], strides[1]};
+    d.conv = {x[2] + pads[0] + pads[2],
+              x[3] + pads[1] + pads[3],
+              kernel[0],
+              kernel[1],
+              in_channels,
+              out_channels,
+              strides[0],
+              strides[1]};
   }
 }
 
@@ -128,7 +135,8 @@ void gemm_desc(const sdk::NodeView& node, const sdk::GraphView& g, OpDesc& d) {
   const int64_t k = a.empty() ? 1 : a.back();
   const int64_t n = b.size() >= 2 ? b.back() : 1;
   d.gemm = {m, n, k};
-  const size_t out_core = std::min<size_t>(y.size(), (a.size() >= 2 ? 1 : 0) + (b.size() >= 2 ? 1 : 0));
+  const size_t out_core =
+      std::min<size_t>(y.size(), (a.size() >= 2 ? 1 : 0) + (b.size() >= 2 ? 1 : 0));
   d.count = leading_product(y, y.size() - out_core);
 }
 
@@ -235,7 +243,8 @@ std::vector<Unit> place_nodes(const sdk::GraphView& g) {
       units[i] = Unit::kHostHead;
     } else if (is_move_op(node.domain(), node.op_type()) && is_float(node.output(0))) {
       units[i] = Unit::kHostHead;
-      for (size_t o = 0; o < node.output_count(); ++o) host_values.insert(std::string(node.output(o)));
+      for (size_t o = 0; o < node.output_count(); ++o)
+        host_values.insert(std::string(node.output(o)));
     }
   }
   // Tail, in reverse order: nodes whose every output is a graph output or
@@ -272,9 +281,11 @@ std::vector<Unit> place_nodes(const sdk::GraphView& g) {
     const sdk::NodeView node = g.node(i);
     if (units[i] != Unit::kHostTail) continue;
     if (node.domain().empty() && node.op_type() == "DequantizeLinear") {
-      for (size_t o = 0; o < node.output_count(); ++o) tail_values.insert(std::string(node.output(o)));
+      for (size_t o = 0; o < node.output_count(); ++o)
+        tail_values.insert(std::string(node.output(o)));
     } else if (tail_values.count(node.input(0))) {
-      for (size_t o = 0; o < node.output_count(); ++o) tail_values.insert(std::string(node.output(o)));
+      for (size_t o = 0; o < node.output_count(); ++o)
+        tail_values.insert(std::string(node.output(o)));
     } else {
       units[i] = Unit::kNpu;
     }

@@ -38,7 +38,7 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
 struct NodeOps {
   std::string node, op_type;
   Unit unit = Unit::kNpu;
-  int64_t op_index = -1;  // into GraphOps::ops for kNpu
+  int64_t op_index = -1;                   // into GraphOps::ops for kNpu
   nlohmann::ordered_json inputs, outputs;  // [{name, dtype, shape}]
 };
 

@@ -105,17 +105,17 @@ ordered_json graph_json(const sdk::GraphView& graph, const GraphOps& ops, const 
       node["cores"] = plan.ops[static_cast<size_t>(n.op_index)].cores;
       node["kind"] = kind_name(d.kind);
       if (d.kind == OpDesc::Kind::kConv) {
-        node["conv"] = {{"ifmap_h", d.conv.ifmap_h},     {"ifmap_w", d.conv.ifmap_w},
-                        {"filter_h", d.conv.filter_h},   {"filter_w", d.conv.filter_w},
-                        {"channels", d.conv.channels},   {"num_filters", d.conv.num_filters},
-                        {"stride_h", d.conv.stride_h},   {"stride_w", d.conv.stride_w}};
+        node["conv"] = {{"ifmap_h", d.conv.ifmap_h},   {"ifmap_w", d.conv.ifmap_w},
+                        {"filter_h", d.conv.filter_h}, {"filter_w", d.conv.filter_w},
+                        {"channels", d.conv.channels}, {"num_filters", d.conv.num_filters},
+                        {"stride_h", d.conv.stride_h}, {"stride_w", d.conv.stride_w}};
       } else if (d.kind == OpDesc::Kind::kGemm) {
         node["gemm"] = {{"m", d.gemm.m}, {"n", d.gemm.n}, {"k", d.gemm.k}};
       }
       node["count"] = d.count;
       node["elements"] = d.elements;
-      node["bytes"] = {{"input", d.input_bytes}, {"weight", d.weight_bytes},
-                       {"output", d.output_bytes}};
+      node["bytes"] = {
+          {"input", d.input_bytes}, {"weight", d.weight_bytes}, {"output", d.output_bytes}};
     }
     node["inputs"] = n.inputs;
     node["outputs"] = n.outputs;
@@ -211,19 +211,19 @@ class NpuSimBackend : public sdk::Backend {
       throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
                        std::string(kEstimateFile) + " is for device '" +
                            report["device"].get<std::string>() + "' in mode '" + baked + "', " +
-                           kDeviceFile + " describes '" + device.name + "' (" +
-                           modes_list(device) + ")",
+                           kDeviceFile + " describes '" + device.name + "' (" + modes_list(device) +
+                           ")",
                        "recompile the model for npu_sim");
     }
     // The host checks this too; a caller that bypasses it must still not run
     // a plan made for other cores.
     const std::string wanted = options.get("inference_scheme", "");
     if (!wanted.empty() && wanted != baked) {
-      throw sdk::Error(ENP_FAILED_PRECONDITION, "inference scheme differs from the artifact",
-                       "the artifact was compiled for core mode '" + baked + "', not '" + wanted +
-                           "'",
-                       "recompile with 'eulernpu compile ... --inference-scheme " + wanted +
-                           "'; the core mode is fixed at compile time");
+      throw sdk::Error(
+          ENP_FAILED_PRECONDITION, "inference scheme differs from the artifact",
+          "the artifact was compiled for core mode '" + baked + "', not '" + wanted + "'",
+          "recompile with 'eulernpu compile ... --inference-scheme " + wanted +
+              "'; the core mode is fixed at compile time");
     }
     if (options.get("estimate_only", "0") != "1") {
       cpu_ref::run_artifact(artifact, options, inputs, out, kFunctionalPrefix);

@@ -12,11 +12,17 @@ namespace {
 using nlohmann::ordered_json;
 
 // Per-op figures, in report and table order; the planner's OpPlan fields.
-constexpr const char* kOpCounts[] = {"cores",           "macs",         "compute_cycles",
-                                     "stall_cycles",    "sync_cycles",  "cycles",
-                                     "roofline_cycles", "dram_read_bytes", "dram_write_bytes",
+constexpr const char* kOpCounts[] = {"cores",
+                                     "macs",
+                                     "compute_cycles",
+                                     "stall_cycles",
+                                     "sync_cycles",
+                                     "cycles",
+                                     "roofline_cycles",
+                                     "dram_read_bytes",
+                                     "dram_write_bytes",
                                      "peak_sram_bytes"};
-constexpr const char* kTotalCounts[] = {"cycles",           "peak_sram_bytes", "dram_read_bytes",
+constexpr const char* kTotalCounts[] = {"cycles", "peak_sram_bytes", "dram_read_bytes",
                                         "dram_write_bytes", "macs"};
 constexpr const char* kTotalRates[] = {"latency_ms", "throughput_ips", "mac_utilization"};
 
@@ -70,14 +76,15 @@ std::string summary(const ordered_json& r) {
                   "DRAM read", "DRAM write", "SRAM peak"});
   for (const auto& op : r["ops"]) {
     const bool npu = op["unit"] == "npu";
-    rows.push_back({op["node"].get<std::string>(), op["op"].get<std::string>(),
-                    op["unit"].get<std::string>(), npu ? std::to_string(op["cores"].get<int64_t>()) : "-",
-                    grouped(op["cycles"].get<int64_t>()), grouped(op["stall_cycles"].get<int64_t>()),
-                    grouped(op["sync_cycles"].get<int64_t>()), grouped(op["macs"].get<int64_t>()),
-                    npu ? fixed(op["mac_utilization"].get<double>() * 100, 1) + "%" : "-",
-                    grouped(op["dram_read_bytes"].get<int64_t>()),
-                    grouped(op["dram_write_bytes"].get<int64_t>()),
-                    grouped(op["peak_sram_bytes"].get<int64_t>())});
+    rows.push_back(
+        {op["node"].get<std::string>(), op["op"].get<std::string>(), op["unit"].get<std::string>(),
+         npu ? std::to_string(op["cores"].get<int64_t>()) : "-",
+         grouped(op["cycles"].get<int64_t>()), grouped(op["stall_cycles"].get<int64_t>()),
+         grouped(op["sync_cycles"].get<int64_t>()), grouped(op["macs"].get<int64_t>()),
+         npu ? fixed(op["mac_utilization"].get<double>() * 100, 1) + "%" : "-",
+         grouped(op["dram_read_bytes"].get<int64_t>()),
+         grouped(op["dram_write_bytes"].get<int64_t>()),
+         grouped(op["peak_sram_bytes"].get<int64_t>())});
   }
   s += table(rows, 3);
   const ordered_json& t = r["totals"];
@@ -159,11 +166,13 @@ ordered_json finish_report(ordered_json r, const std::string& source) {
   for (const char* k : {"device", "core_mode", "array"}) {
     if (!r.contains(k) || !r[k].is_string()) corrupt(source, std::string("'") + k + "' missing");
   }
-  if (!r.contains("clock_mhz") || !r["clock_mhz"].is_number()) corrupt(source, "'clock_mhz' missing");
+  if (!r.contains("clock_mhz") || !r["clock_mhz"].is_number())
+    corrupt(source, "'clock_mhz' missing");
   if (!r.contains("ops") || !r["ops"].is_array()) corrupt(source, "'ops' missing");
   for (const auto& op : r["ops"]) {
     for (const char* k : {"node", "op", "unit"}) {
-      if (!op.contains(k) || !op[k].is_string()) corrupt(source, std::string("op without '") + k + "'");
+      if (!op.contains(k) || !op[k].is_string())
+        corrupt(source, std::string("op without '") + k + "'");
     }
     for (const char* k : kOpCounts) {
       if (!op.contains(k) || !op[k].is_number_integer()) {
