@@ -1,5 +1,7 @@
 #include "backend_calls.hpp"
 
+#include <filesystem>
+
 #include "error.hpp"
 #include "onnx_convert.hpp"
 
@@ -71,6 +73,19 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
       break;
     }
   }
+  // A path names a descriptor file for the backend to read (npu_sim's
+  // devices are data): only the backend knows its schema, so it resolves the
+  // file, its default core mode and the mode check when lowering.
+  const bool is_path = device.find('/') != std::string::npos ||
+                       std::filesystem::path(device).extension() == ".yaml" ||
+                       std::filesystem::path(device).extension() == ".yml" ||
+                       std::filesystem::path(device).extension() == ".json";
+  if (!chosen && is_path && std::filesystem::is_regular_file(device)) {
+    DeviceInfo file;
+    file.name = device;
+    file.source = device;
+    return {file, core_mode.empty() ? "single" : core_mode};
+  }
   if (!chosen) {
     throw UserError("target device not found",
                     "backend '" + backend.name + "' has no device '" + device +
@@ -80,6 +95,9 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                         backend.name + "' lists them");
   }
   const std::string mode = core_mode.empty() ? chosen->default_core_mode : core_mode;
+  // A device listed without core modes is one the backend could not load
+  // (a bad descriptor file): lowering reports why, naming the file.
+  if (chosen->core_modes.empty()) return {*chosen, mode};
   std::string modes;
   for (const std::string& m : chosen->core_modes) {
     if (m == mode) return {*chosen, mode};

@@ -150,6 +150,8 @@ int cmd_capabilities(Context& ctx, int argc, char** argv) {
       for (const std::string& m : d.core_modes) {
         if (m != d.default_core_mode) modes += "," + m;
       }
+      // No core modes: the backend could not load it and says why.
+      if (d.core_modes.empty()) modes = "unusable: " + d.description;
       std::printf("  %-14s %-20s %s\n", b->name.c_str(), d.name.c_str(), modes.c_str());
     }
   }

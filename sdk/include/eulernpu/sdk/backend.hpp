@@ -81,6 +81,12 @@ class OutputSink {
     enp_tensor_t v = t.view();
     check(host_api()->tensor_list_add(l_, &v));
   }
+  // Attaches the run's report (ABI 1.2 run_report): a JSON object whose
+  // "summary" string `run` prints; the host copies it. A second call
+  // replaces the first.
+  void attach_report(const std::string& json) {
+    check(host_api()->run_report(l_, json.data(), json.size()));
+  }
 
  private:
   enp_tensor_list_t* l_;

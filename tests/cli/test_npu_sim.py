@@ -1,0 +1,301 @@
+"""The npu_sim backend end to end: int8 outputs byte-identical to cpu_ref's
+for every quantized test model in every core mode of npu8; device
+descriptors as data (a new file in a plugin directory is a new device,
+without rebuilding anything; bad files are three-line errors naming the
+file and do not hide the good ones); the core mode fixed at compile time;
+float ops refused; and the run report (--report, --estimate-only), whose
+figures differ between core modes as docs/npu_sim.md explains.
+"""
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+import onnx
+
+from harness import PLUGIN_DIR, SOURCE_DIR, CliTestCase, run
+from test_quantize_ops import attention, conv_net
+
+DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
+CALIB = os.path.join(DIGITS, "calib")
+BATCH = 8
+MODES = ["single", "multi", "global4", "global8"]
+REPORT_KEYS = {"format", "version", "device", "core_mode", "clock_mhz", "ops", "totals",
+               "summary"}
+TOTAL_KEYS = {"cycles", "latency_ms", "throughput_ips", "peak_sram_bytes", "dram_read_bytes",
+              "dram_write_bytes", "macs", "mac_utilization"}
+OP_KEYS = {"node", "op", "unit", "cores", "macs", "compute_cycles", "stall_cycles", "sync_cycles",
+           "cycles", "roofline_cycles", "dram_read_bytes", "dram_write_bytes", "peak_sram_bytes",
+           "mac_utilization"}
+
+TINY = """\
+name: tiny
+description: a 4x4 test array
+clock_mhz: 100
+clusters: 1
+cores_per_cluster: 1
+core:
+  mac: {rows: 4, cols: 4, dataflow: is}
+  sram: {unified_kib: 64}
+dram_bytes_per_cycle: 4
+core_modes: [single]
+"""
+
+
+def must(r, what):
+    if r.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{r.stdout}{r.stderr}")
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class NpuSimTest(CliTestCase):
+    @classmethod
+    def setUpClass(cls):
+        """Quantizes every test model once: its int8 graph (.mblt), inputs,
+        and cpu_ref's outputs for them, the reference for every mode."""
+        cls.shared = tempfile.mkdtemp(prefix="eulernpu-npusim-")
+        cls.models = {}
+        rng = np.random.default_rng(11)
+        with np.load(os.path.join(DIGITS, "test_inputs.npz")) as f:
+            digits_in = {k: f[k][:BATCH] for k in f.files}
+        specs = []
+        for name in ("mlp", "cnn"):
+            specs.append((name, os.path.join(DIGITS, name + ".onnx"), CALIB, digits_in,
+                          ["--input-shape", f"input={BATCH},1,8,8"]))
+        for build in (conv_net, attention):
+            model, shape, _ = build(np.random.default_rng(7))
+            path = os.path.join(cls.shared, model.graph.name + ".onnx")
+            onnx.save(model, path)
+            calib = os.path.join(cls.shared, model.graph.name + "_calib")
+            os.mkdir(calib)
+            for i in range(8):
+                np.save(os.path.join(calib, f"s{i}.npy"),
+                        rng.normal(0, 1, shape).astype(np.float32))
+            specs.append((model.graph.name, path, calib,
+                          {"x": rng.normal(0, 1, shape).astype(np.float32)}, []))
+        for name, path, calib, inputs, extra in specs:
+            base = os.path.join(cls.shared, name)
+            np.savez(base + ".in.npz", **inputs)
+            must(run("compile", "--model", path, "--calib-data-path", calib, "--out",
+                     base + ".cpu", "--save-quantized-ir", base + ".mblt", *extra), name)
+            must(run("run", "--artifact", base + ".cpu", "--input", base + ".in.npz", "--out",
+                     base + ".cpu.npz"), name)
+            cls.models[name] = base
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, ignore_errors=True)
+
+    def compile_npu(self, name, out, *extra):
+        return self.ok("compile", "--mblt", self.models[name] + ".mblt", "--backend", "npu_sim",
+                       "--out", out, *extra)
+
+    def run_npu(self, name, art, *extra):
+        out = self.path(os.path.basename(art) + ".npz")
+        r = self.ok("run", "--artifact", art, "--input", self.models[name] + ".in.npz", "--out",
+                    out, *extra)
+        return out, r
+
+    def estimate(self, art):
+        report = self.path(os.path.basename(art) + ".report.json")
+        self.ok("run", "--artifact", art, "--estimate-only", "--report", report)
+        with open(report) as f:
+            return json.load(f)
+
+    # --- functional model ----------------------------------------------------
+
+    def test_outputs_byte_identical_to_cpu_ref(self):
+        for name in sorted(self.models):
+            for mode in MODES:
+                with self.subTest(model=name, mode=mode):
+                    art = self.path(f"{name}-{mode}")
+                    self.compile_npu(name, art, "--target-device", "npu8",
+                                     "--inference-scheme", mode)
+                    out, r = self.run_npu(name, art)
+                    self.assertIn(f"core mode {mode}", r.stdout)
+                    with open(out, "rb") as got, open(self.models[name] + ".cpu.npz", "rb") as want:
+                        self.assertEqual(got.read(), want.read())
+
+    def test_artifact_holds_graph_plan_device_and_functional_model(self):
+        art = self.path("cnn")
+        self.compile_npu("cnn", art, "--target-device", "npu8")
+        for f in ("graph.json", "plan.json", "device.json", "estimate.json",
+                  "functional/graph.json", "functional/plan.json"):
+            self.assertTrue(os.path.exists(os.path.join(art, f)), f)
+        with open(os.path.join(art, "graph.json")) as f:
+            graph = json.load(f)
+        units = {n["op"]: n["unit"] for n in graph["nodes"]}
+        self.assertEqual(units["QuantizeLinear"], "host (head)")
+        self.assertEqual(units["DequantizeLinear"], "host (tail)")
+        self.assertEqual(units["QConv"], "npu")
+        conv = next(n for n in graph["nodes"] if n["op"] == "QConv")
+        self.assertEqual(conv["kind"], "conv")
+        with open(os.path.join(art, "device.json")) as f:
+            self.assertEqual(json.load(f)["name"], "npu8")
+
+    # --- devices as data -----------------------------------------------------
+
+    def test_descriptor_in_plugin_dir_is_a_new_device(self):
+        plugin = os.path.join(PLUGIN_DIR, "libeulernpu_npu_sim.so")
+        before = sha256(plugin)
+        extra = self.path("devices")
+        os.mkdir(extra)
+        with open(os.path.join(extra, "tiny.npu.yaml"), "w") as f:
+            f.write(TINY)
+        r = self.ok("--plugin-dir", extra, "capabilities", "--backend", "npu_sim")
+        self.assertRegex(r.stdout, r"npu_sim\s+tiny\s+single")
+        self.assertRegex(r.stdout, r"npu_sim\s+npu8\s+single,multi,global4,global8")
+        art = self.path("tiny")
+        self.ok("--plugin-dir", extra, "compile", "--mblt", self.models["mlp"] + ".mblt",
+                "--backend", "npu_sim", "--target-device", "tiny", "--out", art)
+        # run needs no descriptor: the artifact carries it.
+        out, r = self.run_npu("mlp", art)
+        self.assertIn("device tiny (4x4 is, 100 MHz)", r.stdout)
+        with open(out, "rb") as got, open(self.models["mlp"] + ".cpu.npz", "rb") as want:
+            self.assertEqual(got.read(), want.read())
+        # The same file by path, without the directory on the search path.
+        by_path = self.path("by_path")
+        self.compile_npu("mlp", by_path, "--target-device", os.path.join(extra, "tiny.npu.yaml"))
+        self.assertEqual(self.estimate(by_path)["device"], "tiny")
+        self.assertEqual(sha256(plugin), before)
+
+    def test_bad_descriptors_are_errors_naming_the_file(self):
+        bad = {
+            "broken": "name: broken\ncore: [unclosed\n",
+            "typo": TINY.replace("name: tiny", "name: typo").replace("clock_mhz", "clock_mhzz"),
+            "norows": TINY.replace("name: tiny", "name: norows").replace("rows: 4", "rows: 0"),
+            "nodefault": TINY.replace("name: tiny", "name: nodefault") +
+                         "default_core_mode: global4\n",
+        }
+        wheres = {"broken": "not valid YAML", "typo": "key 'clock_mhzz'",
+                  "norows": "key 'core.mac.rows'", "nodefault": "key 'default_core_mode'"}
+        extra = self.path("devices")
+        os.mkdir(extra)
+        for name, text in bad.items():
+            with open(os.path.join(extra, name + ".npu.yaml"), "w") as f:
+                f.write(text)
+        with open(os.path.join(extra, "tiny.npu.yaml"), "w") as f:
+            f.write(TINY)
+        r = self.ok("--plugin-dir", extra, "capabilities", "--backend", "npu_sim")
+        self.assertRegex(r.stdout, r"npu_sim\s+tiny\s+single")
+        for name in bad:
+            file = os.path.join(extra, name + ".npu.yaml")
+            with self.subTest(descriptor=name):
+                self.assertRegex(r.stdout, rf"npu_sim\s+{name}\s+unusable: invalid descriptor")
+                self.assertIn(file, r.stderr)  # the warning of the scan
+                for target in (name, file):
+                    _, m = self.error("--plugin-dir", extra, "compile", "--mblt",
+                                      self.models["mlp"] + ".mblt", "--backend", "npu_sim",
+                                      "--target-device", target, "--out", self.path("x"),
+                                      title="device descriptor is invalid")
+                    self.assertIn(file, m["where"])
+                    self.assertIn(wheres[name], m["where"])
+        self.assert_absent(self.path("x"))
+
+    def test_unknown_device(self):
+        self.error("compile", "--mblt", self.models["mlp"] + ".mblt", "--backend", "npu_sim",
+                   "--target-device", "npu9", "--out", self.path("x"),
+                   title="target device not found", where="npu9")
+
+    # --- core modes ----------------------------------------------------------
+
+    def test_unsupported_core_mode_at_compile(self):
+        for device in ("edge16", "quad_single"):
+            with self.subTest(device=device):
+                self.error("compile", "--mblt", self.models["mlp"] + ".mblt", "--backend",
+                           "npu_sim", "--target-device", device, "--inference-scheme", "global4",
+                           "--out", self.path("x"),
+                           title="core mode not supported by target device", where=device)
+
+    def test_run_in_another_mode_says_recompile(self):
+        art = self.path("g4")
+        self.compile_npu("mlp", art, "--target-device", "npu8", "--inference-scheme", "global4")
+        _, m = self.error("run", "--artifact", art, "--input", self.models["mlp"] + ".in.npz",
+                          "--out", self.path("o.npz"), "--inference-scheme", "single",
+                          title="inference scheme differs from the artifact")
+        self.assertIn("recompile", m["fix"])
+        self.assertIn("--inference-scheme single", m["fix"])
+
+    def test_modes_report_different_latency_and_throughput(self):
+        figures = {}
+        for mode in ("single", "global4"):
+            art = self.path(mode)
+            self.compile_npu("cnn", art, "--target-device", "npu8", "--inference-scheme", mode)
+            figures[mode] = self.estimate(art)["totals"]
+        single, global4 = figures["single"], figures["global4"]
+        self.assertNotEqual(global4["latency_ms"], single["latency_ms"])
+        self.assertNotEqual(global4["throughput_ips"], single["throughput_ips"])
+        self.assertEqual(global4["macs"], single["macs"])
+        # npu8 (1000 MHz): latency is the cycles at the clock, and the inputs
+        # in flight are 8 in single (each core its own) and 2 in global4
+        # (four cores per input), docs/npu_sim.md, "Running".
+        for mode, in_flight in (("single", 8), ("global4", 2)):
+            t = figures[mode]
+            self.assertAlmostEqual(t["latency_ms"], t["cycles"] / 1e6, places=9)
+            self.assertAlmostEqual(t["throughput_ips"] * t["latency_ms"] / 1000, in_flight,
+                                   places=6, msg=mode)
+
+    # --- what it refuses -----------------------------------------------------
+
+    def test_float_op_is_backend_lowering_missing(self):
+        _, m = self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"),
+                          "--input-shape", f"input={BATCH},1,8,8", "--backend", "npu_sim",
+                          "--out", self.path("x"),
+                          title="backend lowering missing for op [A-Za-z]+")
+        self.assertIn("eulernpu capabilities", m["fix"])
+        self.assertIn("int8", m["where"])
+        self.assert_absent(self.path("x"))
+
+    def test_capabilities_lists_npu_sim_ops(self):
+        r = self.ok("capabilities", "--backend", "npu_sim", "--json")
+        backend = json.loads(r.stdout)["backends"][0]
+        ops = {(o["domain"], o["op"]) for o in backend["ops"]}
+        for op in (("ai.eulernpu", "QConv"), ("ai.eulernpu", "QGemm"), ("", "Reshape"),
+                   ("", "QuantizeLinear"), ("", "DequantizeLinear"), ("", "MaxPool")):
+            self.assertIn(op, ops)
+        self.assertNotIn(("", "Gemm"), ops)
+        names = [d["name"] for d in backend["devices"]]
+        self.assertEqual(names[:3], ["edge16", "npu8", "quad_single"])
+
+    # --- the report ----------------------------------------------------------
+
+    def test_estimate_only_gives_the_report_and_no_outputs(self):
+        art = self.path("est")
+        self.compile_npu("convnet", art,
+                         "--target-device", "edge16")
+        before = set(os.listdir(self.tmp))
+        r = self.ok("run", "--artifact", art, "--estimate-only")
+        self.assertIn("Estimate OK", r.stdout)
+        self.assertIn("Totals:", r.stdout)
+        self.assertIn("host (head)", r.stdout)
+        self.assertEqual(set(os.listdir(self.tmp)), before)
+
+    def test_report_json_has_the_documented_keys(self):
+        art = self.path("rep")
+        self.compile_npu("attn", art, "--target-device", "quad_single")
+        report = self.path("r.json")
+        self.run_npu("attn", art, "--report", report)
+        with open(report) as f:
+            j = json.load(f)
+        self.assertEqual(set(j), REPORT_KEYS | {"cores", "array"})
+        self.assertEqual(set(j["totals"]), TOTAL_KEYS)
+        self.assertEqual(j["device"], "quad_single")
+        self.assertEqual(j["core_mode"], "single")
+        for op in j["ops"]:
+            self.assertEqual(set(op), OP_KEYS)
+            if op["unit"] != "npu":
+                self.assertEqual(op["cycles"], 0)
+        npu = [op for op in j["ops"] if op["unit"] == "npu"]
+        self.assertEqual(sum(op["macs"] for op in npu), j["totals"]["macs"])
+        self.assertGreater(j["totals"]["cycles"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
