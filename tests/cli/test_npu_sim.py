@@ -123,6 +123,29 @@ class NpuSimTest(CliTestCase):
                     with open(out, "rb") as got, open(self.models[name] + ".cpu.npz", "rb") as want:
                         self.assertEqual(got.read(), want.read())
 
+    def test_no_op_of_any_test_model_beats_the_roofline(self):
+        # Every op of every quantized test model, on every shipped device and
+        # mode: cycles >= max(MACs / peak MACs per cycle, bytes / bandwidth).
+        targets = [("edge16", "single"), ("quad_single", "single")] + \
+            [("npu8", m) for m in MODES]
+        checked = 0
+        for name in sorted(self.models):
+            for device, mode in targets:
+                with self.subTest(model=name, device=device, mode=mode):
+                    art = self.path(f"{name}-{device}-{mode}")
+                    self.compile_npu(name, art, "--target-device", device,
+                                     "--inference-scheme", mode)
+                    for op in self.estimate(art)["ops"]:
+                        if not op["unit"].startswith("npu"):
+                            continue
+                        self.assertGreaterEqual(op["cycles"], op["roofline_cycles"], op["node"])
+                        self.assertEqual(op["cycles"], op["compute_cycles"] + op["stall_cycles"] +
+                                         op["sync_cycles"], op["node"])
+                        if op["macs"] > 0:
+                            self.assertGreater(op["roofline_cycles"], 0, op["node"])
+                        checked += 1
+        print(f"roofline held on {checked} ops")
+
     def test_artifact_holds_graph_plan_device_and_functional_model(self):
         art = self.path("cnn")
         self.compile_npu("cnn", art, "--target-device", "npu8")
