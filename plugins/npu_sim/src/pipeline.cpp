@@ -1,5 +1,7 @@
 #include "pipeline.hpp"
 
+#include "checked_int.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -10,19 +12,11 @@ namespace eulernpu::npu_sim {
 namespace {
 
 std::int64_t add(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    throw std::overflow_error("failed to schedule tiles: a cycle count does not fit in int64");
-  }
-  return r;
+  return checked_add(a, b, "failed to schedule tiles", "a cycle count");
 }
 
 std::int64_t mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    throw std::overflow_error("failed to schedule tiles: a cycle count does not fit in int64");
-  }
-  return r;
+  return checked_mul(a, b, "failed to schedule tiles", "a cycle count");
 }
 
 std::int64_t first_load(const Part& p) {

@@ -1,5 +1,7 @@
 #include "planner.hpp"
 
+#include "checked_int.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -17,22 +19,11 @@ using nlohmann::json;
 using std::int64_t;
 
 int64_t mul(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    throw std::overflow_error("a size or cycle count does not fit in int64");
-  }
-  return r;
+  return checked_mul(a, b, "failed to plan op", "a size or cycle count");
 }
-
 int64_t add(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    throw std::overflow_error("a size or cycle count does not fit in int64");
-  }
-  return r;
+  return checked_add(a, b, "failed to plan op", "a size or cycle count");
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 std::string str(int64_t v) { return std::to_string(v); }
 
 // How a core mode runs inferences on the device.
@@ -486,20 +477,6 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
   return p;
 }
 
-const char* kind_name(OpDesc::Kind k) {
-  switch (k) {
-    case OpDesc::Kind::kConv:
-      return "conv";
-    case OpDesc::Kind::kGemm:
-      return "gemm";
-    case OpDesc::Kind::kVector:
-      return "vector";
-    case OpDesc::Kind::kMove:
-      return "move";
-  }
-  return "?";
-}
-
 }  // namespace
 
 GraphPlan plan_graph(const std::vector<OpDesc>& ops, const DeviceSpec& device, CoreMode mode) {
@@ -587,6 +564,20 @@ json to_json(const GraphPlan& plan) {
   }
   j["ops"] = std::move(ops);
   return j;
+}
+
+const char* kind_name(OpDesc::Kind k) {
+  switch (k) {
+    case OpDesc::Kind::kConv:
+      return "conv";
+    case OpDesc::Kind::kGemm:
+      return "gemm";
+    case OpDesc::Kind::kVector:
+      return "vector";
+    case OpDesc::Kind::kMove:
+      return "move";
+  }
+  return "?";
 }
 
 }  // namespace eulernpu::npu_sim

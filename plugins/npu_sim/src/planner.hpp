@@ -93,6 +93,9 @@ GraphPlan plan_graph(const std::vector<OpDesc>& ops, const DeviceSpec& device, C
 // time or addresses, so the same plan always gives the same text.
 nlohmann::json to_json(const GraphPlan& plan);
 
+// "conv", "gemm", "vector", "move".
+const char* kind_name(OpDesc::Kind kind);
+
 // How many tiles an op lists in OpPlan::tiles (and whose DMA it lists in
 // OpPlan::transfers); the rest are summarized by OpPlan::tile_count.
 inline constexpr int64_t kListedTiles = 32;

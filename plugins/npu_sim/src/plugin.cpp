@@ -73,20 +73,6 @@ CoreMode core_mode(const DeviceSpec& device, const sdk::Options& options) {
   return parse_core_mode(mode);
 }
 
-const char* kind_name(OpDesc::Kind kind) {
-  switch (kind) {
-    case OpDesc::Kind::kConv:
-      return "conv";
-    case OpDesc::Kind::kGemm:
-      return "gemm";
-    case OpDesc::Kind::kVector:
-      return "vector";
-    case OpDesc::Kind::kMove:
-      return "move";
-  }
-  return "vector";
-}
-
 // The NPU op graph: every node, what it reads and writes, and the unit that
 // runs it, with the planner's view of NPU ops (SCALE-Sim topology).
 ordered_json graph_json(const sdk::GraphView& graph, const GraphOps& ops, const GraphPlan& plan,

@@ -1,5 +1,7 @@
 #include "systolic.hpp"
 
+#include "checked_int.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -8,25 +10,12 @@ namespace eulernpu::npu_sim {
 namespace {
 
 std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
-  std::int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    throw std::overflow_error(std::string("failed to model layer: ") + what +
-                              " does not fit in int64");
-  }
-  return r;
+  return npu_sim::checked_mul(a, b, "failed to model layer", what);
 }
 
 std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    throw std::overflow_error(std::string("failed to model layer: ") + what +
-                              " does not fit in int64");
-  }
-  return r;
+  return npu_sim::checked_add(a, b, "failed to model layer", what);
 }
-
-// Operands are positive here, so this cannot overflow.
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 void require_positive(std::int64_t value, const char* object, const char* field) {
   if (value < 1) {

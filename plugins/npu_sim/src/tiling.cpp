@@ -1,5 +1,7 @@
 #include "tiling.hpp"
 
+#include "checked_int.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -13,23 +15,8 @@ namespace {
 
 using std::int64_t;
 
-int64_t mul(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    throw std::overflow_error("failed to tile op: a size does not fit in int64");
-  }
-  return r;
-}
-
-int64_t add(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) {
-    throw std::overflow_error("failed to tile op: a size does not fit in int64");
-  }
-  return r;
-}
-
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+int64_t mul(int64_t a, int64_t b) { return checked_mul(a, b, "failed to tile op", "a size"); }
+int64_t add(int64_t a, int64_t b) { return checked_add(a, b, "failed to tile op", "a size"); }
 int64_t round_up(int64_t a, int64_t b) { return mul(ceil_div(a, b), b); }
 
 std::string str(int64_t v) { return std::to_string(v); }
