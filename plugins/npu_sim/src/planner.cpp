@@ -3,11 +3,13 @@
 #include "checked_int.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "pipeline.hpp"
 #include "tiling.hpp"
@@ -258,11 +260,12 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
 
   const ConvTiling t = tile_conv(slice, op.count, extra_per_channel, core);
 
-  std::map<std::pair<int64_t, int64_t>, int64_t> compute_cache;
+  std::map<std::array<int64_t, 4>, int64_t> compute_cache;
   auto compute = [&](const ConvTile& tile) {
+    const ConvLayer& sub = tile.sub_layer;
     auto [it, fresh] =
-        compute_cache.try_emplace({tile.sub_layer.ifmap_h, tile.sub_layer.num_filters}, 0);
-    if (fresh) it->second = simulate_compute(core.array, tile.sub_layer).cycles;
+        compute_cache.try_emplace({sub.ifmap_h, sub.ifmap_w, sub.channels, sub.num_filters}, 0);
+    if (fresh) it->second = simulate_compute(core.array, sub).cycles;
     return it->second;
   };
   auto cost = [&](const ConvTile& tile) {
@@ -270,31 +273,42 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
     const int64_t w = tile.load_weight ? tile.weight_bytes : 0;
     TileCost c;
     c.load_bytes = shared_weights ? add(w, mul(cores, in)) : add(in, mul(cores, w));
-    c.store_bytes = mul(cores, tile.output_bytes);
+    c.store_bytes = tile.store_output ? mul(cores, tile.output_bytes) : 0;
     c.load = m.dram.cycles(c.load_bytes);
     c.compute = compute(tile);
     c.store = m.dram.cycles(c.store_bytes);
     return c;
   };
-  // The schedule as runs: within a group, the first, middle and last outer
-  // blocks, each with its first, middle and last inner tiles; middle ones
-  // are identical (same sizes and residency).
-  const int64_t outer = t.channels_outer ? t.n_blocks : t.row_blocks;
-  const int64_t inner = t.channels_outer ? t.row_blocks : t.n_blocks;
-  auto leaf = [&](int64_t i, int64_t j) {
-    return cost(t.channels_outer ? conv_tile(t, 0, i, j) : conv_tile(t, 0, j, i));
-  };
-  auto block = [&](int64_t i) {
-    Seq s;
-    s.add_tile(leaf(i, 0), 1);
-    if (inner > 2) s.add_tile(leaf(i, 1), inner - 2);
-    if (inner > 1) s.add_tile(leaf(i, inner - 1), 1);
-    return s;
+  // The schedule of one group as runs: on each loop level (outermost
+  // first), the first, middle and last blocks; middle ones are identical
+  // (same sizes and residency), so the nest has at most 3^4 distinct tiles.
+  enum Axis : std::size_t { kChannels, kRows, kCols, kSlices };
+  const std::array<Axis, 4> order = t.channels_outer ? std::array{kChannels, kRows, kCols, kSlices}
+                                                     : std::array{kRows, kCols, kChannels, kSlices};
+  const std::array<int64_t, 4> counts = {t.n_blocks, t.row_blocks, t.col_blocks, t.k_blocks};
+  std::array<int64_t, 4> at{};
+  auto level = [&](auto& self, std::size_t depth, Seq& out) -> void {
+    const Axis axis = order[depth];
+    const int64_t count = counts[axis];
+    std::vector<std::pair<int64_t, int64_t>> runs = {{0, 1}};  // (block, repeat)
+    if (count > 2) runs.emplace_back(1, count - 2);
+    if (count > 1) runs.emplace_back(count - 1, 1);
+    for (const auto& [block, repeat] : runs) {
+      at[axis] = block;
+      if (depth + 1 == order.size()) {
+        out.add_tile(cost(conv_tile(t, 0, at[kChannels], at[kRows], at[kCols], at[kSlices])),
+                     repeat);
+      } else if (repeat == 1) {
+        self(self, depth + 1, out);  // a single block: its tiles in line
+      } else {
+        Seq run;
+        self(self, depth + 1, run);
+        out.add_seq(std::move(run), repeat);
+      }
+    }
   };
   Seq group;
-  group.add_seq(block(0), 1);
-  if (outer > 2) group.add_seq(block(1), outer - 2);
-  if (outer > 1) group.add_seq(block(outer - 1), 1);
+  level(level, 0, group);
   Seq root;
   root.add_seq(std::move(group), op.count);
   const PipelineResult r = run_pipeline(root);
@@ -317,6 +331,11 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
   tiling["n_blocks"] = t.n_blocks;
   tiling["row_tile"] = t.row_tile;
   tiling["row_blocks"] = t.row_blocks;
+  tiling["col_tile"] = t.col_tile;
+  tiling["col_blocks"] = t.col_blocks;
+  tiling["k_tile"] = t.k_tile;
+  tiling["k_blocks"] = t.k_blocks;
+  tiling["accumulator_bytes"] = t.k_blocks > 1 ? 4 : 1;
   tiling["loop_order"] = t.channels_outer ? "channels_outer" : "rows_outer";
   tiling["tile_count"] = r.tiles;
   tiling["tiles_listed"] = std::min(r.tiles, kListedTiles);
@@ -336,10 +355,13 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
     e["cores"] = core_list;
     e["out_channels"] = range(tile.n0, tile.n1);
     e["out_rows"] = range(tile.r0, tile.r1);
+    e["out_cols"] = range(tile.c0, tile.c1);
     e["in_rows"] = range(tile.in_r0, tile.in_r1);
+    e["in_cols"] = range(tile.in_c0, tile.in_c1);
+    e["in_channels"] = range(tile.k0, tile.k1);
     e["input_bytes"] = tile.input_bytes;
     e["weight_bytes"] = tile.weight_bytes;
-    e["output_bytes"] = tile.output_bytes;
+    e["output_bytes"] = tile.store_output ? tile.output_bytes : 0;
     e["compute_cycles"] = c.compute;
     p.tiles.push_back(std::move(e));
     p.transfers.push_back({{"tile", index},
