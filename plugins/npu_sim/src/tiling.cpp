@@ -262,18 +262,23 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
             found = whole = true;
             break;
           }
-          int64_t compute = 0;
-          for (const auto& [r, rn] : kinds(o.ofmap_h, rb)) {
-            for (const auto& [w, wn] : kinds(o.ofmap_w, cb)) {
-              for (const auto& [f, fn] : kinds(o.n, nb)) {
-                for (const auto& [k, kn] : kinds(l.channels, kb)) {
-                  const int64_t count = rn * wn * fn * kn;
-                  if (count > 0) compute = add(compute, mul(lines(r, w, f, k), count));
+          // Σ demand lines over the tile shapes; only needed (and so only
+          // computed) when the candidate ties or beats the best on bytes.
+          int64_t compute = -1;
+          auto lines_sum = [&] {
+            int64_t sum = 0;
+            for (const auto& [r, rn] : kinds(o.ofmap_h, rb)) {
+              for (const auto& [w, wn] : kinds(o.ofmap_w, cb)) {
+                for (const auto& [f, fn] : kinds(o.n, nb)) {
+                  for (const auto& [k, kn] : kinds(l.channels, kb)) {
+                    const int64_t count = rn * wn * fn * kn;
+                    if (count > 0) sum = add(sum, mul(lines(r, w, f, k), count));
+                  }
                 }
               }
             }
-          }
-          compute = mul(compute, groups);
+            return mul(sum, groups);
+          };
           // Input bytes of one pass over the spatial blocks, halos included.
           const int64_t pass_in =
               mul(mul(rows.read(rb.tile, rb.count), columns.read(cb.tile, cb.count)), l.channels);
@@ -286,6 +291,8 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
             const int64_t in = reload_in ? mul(pass_in, nb.count) : pass_in;
             const int64_t w = reload_w ? mul(weights, spatial) : weights;
             d.bytes = mul(add(add(in, w), outputs), groups);
+            if (found && d.bytes > best.bytes) continue;
+            if (compute < 0) compute = lines_sum();
             d.compute = compute;
             if (!found || better(d, best)) {
               best = d;
