@@ -35,8 +35,10 @@ void add_quantize_options(cxxopts::Options& options) {
                                      cxxopts::value<std::string>())(
       "threads", "worker threads for calibration runs (0 = backend default)",
       cxxopts::value<int>()->default_value("0"))(
-      "sensitivity-samples", "samples for the report's per-value sensitivity ('alone'); 0 skips it",
-      cxxopts::value<int64_t>()->default_value(std::to_string(kSensitivitySamples)));
+      "sensitivity-samples",
+      "samples for the report's per-value sensitivity ('alone'; default " +
+          std::to_string(kSensitivitySamples) + " with --report, else 0 = skipped)",
+      cxxopts::value<int64_t>());
 }
 
 bool wants_quantization(const cxxopts::ParseResult& args) {
@@ -138,7 +140,12 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   }
   const int64_t max_samples = config.samples;
   const int threads = args["threads"].as<int>();
-  const int64_t sensitivity_samples = args["sensitivity-samples"].as<int64_t>();
+  // The sensitivity costs a float run per int8 value: measured by default
+  // only when a report file is asked for.
+  const int64_t sensitivity_samples =
+      args.count("sensitivity-samples") ? args["sensitivity-samples"].as<int64_t>()
+      : args.count("report")            ? kSensitivitySamples
+                                        : 0;
   if (sensitivity_samples < 0) {
     throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
                     "give 0 to skip the per-value sensitivity of the report");

@@ -103,6 +103,10 @@ class QuantizeTest(CliTestCase):
         with open(report) as f:
             layers = json.load(f)["layers"]
         self.assertEqual({x["output_sqnr_db"] for x in layers}, {None})
+        # Without --report it is not measured either (it costs a run per value).
+        r = self.compile_int8("mlp", self.path("n.mxq"))
+        row = r.stdout.splitlines()[2].split()
+        self.assertEqual(row[3], "-", r.stdout)
         self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"), "--calib-data-path",
                    CALIB, "--out", self.path("t.mxq"), "--sensitivity-samples", "-1",
                    title="invalid command line")
