@@ -4,6 +4,7 @@
 // tiling invariants, core modes, a case computed by hand, bad input and
 // deterministic JSON.
 #include "planner.hpp"
+#include "scalesim_vectors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,6 +26,8 @@
 namespace eulernpu::npu_sim {
 namespace {
 
+using namespace test;  // the public vectors
+
 using std::int64_t;
 
 constexpr double kUnlimited = 0;  // dram_bytes_per_cycle <= 0: no DRAM limit
@@ -43,11 +46,6 @@ DeviceSpec device(int64_t rows, int64_t cols, Dataflow df, double bandwidth, int
   d.link_bytes_per_cycle = 64;
   d.core_modes = {"single", "multi", "global4", "global8"};
   return d;
-}
-
-ConvLayer conv(int64_t h, int64_t w, int64_t r, int64_t s, int64_t c, int64_t filters,
-               int64_t stride) {
-  return ConvLayer{h, w, r, s, c, filters, stride, stride};
 }
 
 // A conv whose pre-padded ifmap gives exactly `out` × `out` outputs under
@@ -160,13 +158,6 @@ std::string invalid_argument_message(F f) {
 
 // --- SCALE-Sim's public vectors: 32×32 array, 256 KB per SRAM ---------------
 
-struct PublicCase {
-  const char* name;
-  ConvLayer layer;
-  Dataflow dataflow;
-  int64_t cycles;
-};
-
 class PlannerScaleSimTest : public ::testing::TestWithParam<PublicCase> {};
 
 TEST_P(PlannerScaleSimTest, WholeLayerGivesScaleSimCyclesWithoutStalls) {
@@ -189,26 +180,9 @@ TEST_P(PlannerScaleSimTest, WholeLayerGivesScaleSimCyclesWithoutStalls) {
   EXPECT_EQ(p.macs, simulate_compute(SystolicArray{32, 32, c.dataflow, 1}, c.layer).macs);
 }
 
-const ConvLayer kConv1 = conv(18, 18, 3, 3, 3, 16, 1);
-const ConvLayer kConv2 = conv(18, 18, 3, 3, 16, 32, 2);
-const ConvLayer kConv3 = conv(10, 10, 3, 3, 32, 64, 1);
-constexpr Dataflow kOs = Dataflow::kOutputStationary;
-constexpr Dataflow kWs = Dataflow::kWeightStationary;
-constexpr Dataflow kIs = Dataflow::kInputStationary;
-
 INSTANTIATE_TEST_SUITE_P(PublicVectors, PlannerScaleSimTest,
-                         ::testing::Values(PublicCase{"conv1_os", kConv1, kOs, 711},
-                                           PublicCase{"conv2_os", kConv2, kOs, 617},
-                                           PublicCase{"conv3_os", kConv3, kOs, 1399},
-                                           PublicCase{"conv1_ws", kConv1, kWs, 349},
-                                           PublicCase{"conv2_ws", kConv2, kWs, 874},
-                                           PublicCase{"conv3_ws", kConv3, kWs, 2843},
-                                           PublicCase{"conv1_is", kConv1, kIs, 879},
-                                           PublicCase{"conv2_is", kConv2, kIs, 1889},
-                                           PublicCase{"conv3_is", kConv3, kIs, 2843}),
-                         [](const ::testing::TestParamInfo<PublicCase>& p) {
-                           return std::string(p.param.name);
-                         });
+                         ::testing::ValuesIn(test::public_cases()),
+                         [](const auto& test_case) { return std::string(test_case.param.name); });
 
 // --- The pipeline's closed form against its expanded sum -------------------
 

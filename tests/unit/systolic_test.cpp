@@ -3,6 +3,7 @@
 // a literal transcription of its demand-matrix construction and a
 // brute-force ifmap operand matrix, and the edges of the input domain.
 #include "systolic.hpp"
+#include "scalesim_vectors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,22 +16,11 @@
 namespace eulernpu::npu_sim {
 namespace {
 
+using namespace test;  // the public vectors
+
 using std::int64_t;
 
-constexpr Dataflow kOs = Dataflow::kOutputStationary;
-constexpr Dataflow kWs = Dataflow::kWeightStationary;
-constexpr Dataflow kIs = Dataflow::kInputStationary;
 constexpr Dataflow kAllDataflows[] = {kOs, kWs, kIs};
-
-ConvLayer conv(int64_t h, int64_t w, int64_t r, int64_t s, int64_t c, int64_t filters,
-               int64_t stride) {
-  return ConvLayer{h, w, r, s, c, filters, stride, stride};
-}
-
-// SCALE-Sim's public test topology (pre-padded).
-const ConvLayer kConv1 = conv(18, 18, 3, 3, 3, 16, 1);
-const ConvLayer kConv2 = conv(18, 18, 3, 3, 16, 32, 2);
-const ConvLayer kConv3 = conv(10, 10, 3, 3, 32, 64, 1);
 
 SystolicArray array(int64_t rows, int64_t cols, Dataflow df) { return {rows, cols, df, 1}; }
 
@@ -52,13 +42,6 @@ std::string message_of(F f) {
 
 // --- SCALE-Sim's public vectors: 32×32 array, 256 KB per SRAM ---------------
 
-struct PublicCase {
-  const char* name;
-  ConvLayer layer;
-  Dataflow dataflow;
-  int64_t cycles;
-};
-
 class SystolicPublicVectorTest : public ::testing::TestWithParam<PublicCase> {};
 
 TEST_P(SystolicPublicVectorTest, TotalCyclesMatchScaleSim) {
@@ -68,17 +51,8 @@ TEST_P(SystolicPublicVectorTest, TotalCyclesMatchScaleSim) {
   EXPECT_EQ(r.cycles, r.folds * r.cycles_per_fold - 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Conv, SystolicPublicVectorTest,
-                         ::testing::Values(PublicCase{"conv1_os", kConv1, kOs, 711},
-                                           PublicCase{"conv2_os", kConv2, kOs, 617},
-                                           PublicCase{"conv3_os", kConv3, kOs, 1399},
-                                           PublicCase{"conv1_ws", kConv1, kWs, 349},
-                                           PublicCase{"conv2_ws", kConv2, kWs, 874},
-                                           PublicCase{"conv3_ws", kConv3, kWs, 2843},
-                                           PublicCase{"conv1_is", kConv1, kIs, 879},
-                                           PublicCase{"conv2_is", kConv2, kIs, 1889},
-                                           PublicCase{"conv3_is", kConv3, kIs, 2843}),
-                         [](const auto& test) { return std::string(test.param.name); });
+INSTANTIATE_TEST_SUITE_P(Conv, SystolicPublicVectorTest, ::testing::ValuesIn(test::public_cases()),
+                         [](const auto& test_case) { return std::string(test_case.param.name); });
 
 TEST(SystolicTest, OperandMatricesOfThePublicLayers) {
   // conv1: ofmap (18 - 3 + 1) / 1 = 16 → M = 256; K = 3·3·3 = 27; N = 16.
