@@ -75,7 +75,7 @@ std::map<std::string, TensorDecl> read_tensors(const json& g) {
 
 void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
                   std::span<const enp_tensor_t> inputs, sdk::OutputSink& out,
-                  const std::string& prefix) {
+                  const std::string& prefix, const NodeRunner& runner) {
   const json g = parse(artifact.read_file(prefix + "graph.json"), prefix + "graph.json");
   const json plan = parse(artifact.read_file(prefix + "plan.json"), prefix + "plan.json");
   if (g.value("format", "") != "eulernpu-cpu_ref-graph" || g.value("version", 0) != 1 ||
@@ -175,7 +175,7 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
       return it == m.end() ? nullptr : &it->second;
     };
     ctx.lookup_state = &attribute_tensors;
-    entry->kernel(ctx);
+    if (!runner || !runner(n, ctx)) entry->kernel(ctx);
   }
 
   for (const auto& name : g.value("outputs", json::array())) {
