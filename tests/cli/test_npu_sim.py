@@ -45,6 +45,44 @@ core_modes: [single]
 """
 
 
+# One core whose SRAM halves (512 bytes) cannot hold one output pixel of a
+# 64-channel 3x3 conv with its weights: the planner must cut columns, rows,
+# output channels and input-channel (K) slices.
+SMALL_SRAM = """\
+name: small_sram
+description: a 4x4 array with 1 KiB of SRAM, to force multi-tile plans
+clock_mhz: 100
+clusters: 1
+cores_per_cluster: 1
+core:
+  mac: {rows: 4, cols: 4, dataflow: os}
+  sram: {unified_kib: 1}
+dram_bytes_per_cycle: 8
+core_modes: [single]
+"""
+
+
+def wide_conv(rng):
+    """Two 3x3 convs over 64 channels (the second strided), padded: their
+    tiles need halos, padding taps and K slices on a small SRAM."""
+    def w(name, *shape):
+        return onnx.numpy_helper.from_array(
+            rng.normal(0, 1 / np.sqrt(np.prod(shape[1:])), shape).astype(np.float32), name)
+    h = onnx.helper
+    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], "wide1", pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c1"], ["r1"], "relu"),
+             h.make_node("Conv", ["r1", "w2"], ["y"], "wide2", pads=[1, 0, 1, 2],
+                         strides=[2, 2])]
+    g = h.make_graph(nodes, "wideconv",
+                     [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64, 9, 11])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                     [w("w1", 24, 64, 3, 3),
+                      onnx.numpy_helper.from_array(
+                          rng.normal(0, 0.1, 24).astype(np.float32), "b1"),
+                      w("w2", 16, 24, 3, 3)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), (1, 64, 9, 11), []
+
+
 def must(r, what):
     if r.returncode != 0:
         raise RuntimeError(f"{what} failed:\n{r.stdout}{r.stderr}")
@@ -69,7 +107,7 @@ class NpuSimTest(CliTestCase):
         for name in ("mlp", "cnn"):
             specs.append((name, os.path.join(DIGITS, name + ".onnx"), CALIB, digits_in,
                           ["--input-shape", f"input={BATCH},1,8,8"]))
-        for build in (conv_net, attention):
+        for build in (conv_net, attention, wide_conv):
             model, shape, _ = build(np.random.default_rng(7))
             path = os.path.join(cls.shared, model.graph.name + ".onnx")
             onnx.save(model, path)
@@ -122,6 +160,50 @@ class NpuSimTest(CliTestCase):
                     self.assertIn(f"core mode {mode}", r.stdout)
                     with open(out, "rb") as got, open(self.models[name] + ".cpu.npz", "rb") as want:
                         self.assertEqual(got.read(), want.read())
+
+    def small_sram_device(self):
+        extra = self.path("devices")
+        os.mkdir(extra)
+        with open(os.path.join(extra, "small_sram.npu.yaml"), "w") as f:
+            f.write(SMALL_SRAM)
+        return os.path.join(extra, "small_sram.npu.yaml")
+
+    def test_multi_tile_plans_execute_byte_identical_to_cpu_ref(self):
+        # The QConvs run tile by tile as planned: column tiles and K slices
+        # (int32 partial sums) on a 1 KiB SRAM must still give cpu_ref's bytes.
+        device = self.small_sram_device()
+        for name in ("wideconv", "cnn"):
+            with self.subTest(model=name):
+                art = self.path(name + "-small")
+                self.compile_npu(name, art, "--target-device", device)
+                with open(os.path.join(art, "plan.json")) as f:
+                    convs = [op["tiling"] for op in json.load(f)["ops"]
+                             if op["op_type"] == "QConv" and op["tiling"]["kind"] == "conv"]
+                self.assertTrue(convs)
+                if name == "wideconv":  # more tiles than plan.json lists, K sliced
+                    self.assertTrue(any(t["col_blocks"] > 1 and t["k_blocks"] > 1 and
+                                        t["tile_count"] > 32 for t in convs))
+                out, _ = self.run_npu(name, art)
+                with open(out, "rb") as got, open(self.models[name] + ".cpu.npz", "rb") as want:
+                    self.assertEqual(got.read(), want.read())
+
+    def test_tiling_not_covering_the_output_is_a_corrupt_artifact(self):
+        device = self.small_sram_device()
+        for key in ("col_blocks", "k_blocks", "row_tile", "n_tile"):
+            with self.subTest(field=key):
+                art = self.path("wideconv-" + key)
+                self.compile_npu("wideconv", art, "--target-device", device)
+                plan_file = os.path.join(art, "plan.json")
+                with open(plan_file) as f:
+                    plan = json.load(f)
+                conv = next(op for op in plan["ops"] if op["op_type"] == "QConv" and
+                            op["tiling"][key] > 1)
+                conv["tiling"][key] -= 1  # one block or tile too few: outputs left unwritten
+                with open(plan_file, "w") as f:
+                    json.dump(plan, f)
+                self.error("run", "--artifact", art, "--input",
+                           self.models["wideconv"] + ".in.npz", "--out", self.path("o.npz"),
+                           title="artifact is corrupt", where=conv["node"])
 
     def test_no_op_of_any_test_model_beats_the_roofline(self):
         # Every op of every quantized test model, on every shipped device and

@@ -1,8 +1,9 @@
 // npu_sim: lowers the int8 graph for a simulated NPU (clusters of cores,
 // each a systolic MAC array with its own SRAM, sharing DRAM bandwidth),
-// plans it for the target device and core mode, and runs it: outputs from
-// cpu_ref's kernels as the functional model (byte-identical by
-// construction), cycles and memory from the plan.
+// plans it for the target device and core mode, and runs it: QConvs
+// planned as convs tile by tile as the plan cuts them, every other op
+// through cpu_ref's kernels (outputs byte-identical to cpu_ref), cycles and
+// memory from the plan.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "lowering.hpp"
 #include "planner.hpp"
 #include "report.hpp"
+#include "tile_exec.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
@@ -212,7 +214,9 @@ class NpuSimBackend : public sdk::Backend {
               "'; the core mode is fixed at compile time");
     }
     if (options.get("estimate_only", "0") != "1") {
-      cpu_ref::run_artifact(artifact, options, inputs, out, kFunctionalPrefix);
+      const std::map<std::string, nlohmann::json> ops =
+          planned_ops(parse_artifact_json(artifact, kPlanFile));
+      cpu_ref::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
     }
     out.attach_report(report.dump(2) + "\n");
   }
