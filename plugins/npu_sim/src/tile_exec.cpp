@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eulernpu/sdk/qmath.hpp"
+#include "int8_gemm.hpp"
 #include "qops_util.hpp"
 
 namespace eulernpu::npu_sim {
@@ -61,6 +62,63 @@ std::vector<Slice> core_slices(const json& tiling, int64_t n, int64_t rows,
   }
   if (next != extent) corrupt("op '" + node + "': the cores' slices do not cover its " + split);
   return out;
+}
+
+// What a whole-K conv tile needs of its op.
+struct TileGemm {
+  const cpu_ref::Buffer& x;
+  const int8_t* w;
+  const int32_t *bias, *mult, *shift;
+  int8_t x_zp;
+  int32_t y_zp, qmin, qmax;
+  int64_t b, g, group, n, c, h, width, kh, kw, sh, sw, pt, pl, oh, ow;
+};
+
+struct TileScratch {
+  std::vector<int8_t> cols, out;
+  std::vector<sdk::qmath::FixedMultiplier> m;
+};
+
+// Output channels [n0, n0+tn) × rows [r0, r0+tr) × columns [c0, c0+tc):
+// the tile's im2col (padding taps = x_zero_point) through qgemm_int8, then
+// the real outputs stored.
+void run_whole_k_tile(const TileGemm& t, int64_t n0, int64_t tn, int64_t r0, int64_t tr, int64_t c0,
+                      int64_t tc, int8_t* y, TileScratch& s) {
+  const int64_t depth = t.c * t.kh * t.kw, positions = tr * tc;
+  s.cols.assign(static_cast<size_t>(depth * positions), t.x_zp);
+  const auto* x = t.x.as<int8_t>() + (t.b * t.group + t.g) * t.c * t.h * t.width;
+  for (int64_t k = 0; k < t.c; ++k) {
+    for (int64_t u = 0; u < t.kh; ++u) {
+      for (int64_t v = 0; v < t.kw; ++v) {
+        int8_t* row = s.cols.data() + ((k * t.kh + u) * t.kw + v) * positions;
+        for (int64_t r = 0; r < tr; ++r) {
+          const int64_t yy = (r0 + r) * t.sh + u - t.pt;
+          if (yy < 0 || yy >= t.h) continue;
+          for (int64_t q = 0; q < tc; ++q) {
+            const int64_t xx = (c0 + q) * t.sw + v - t.pl;
+            if (xx >= 0 && xx < t.width) row[r * tc + q] = x[(k * t.h + yy) * t.width + xx];
+          }
+        }
+      }
+    }
+  }
+  const int64_t oc0 = t.g * t.n + n0;
+  s.m.resize(static_cast<size_t>(tn));
+  for (int64_t o = 0; o < tn; ++o) {
+    s.m[static_cast<size_t>(o)] = cpu_ref::qops::fixed(t.mult[oc0 + o], t.shift[oc0 + o]);
+  }
+  s.out.resize(static_cast<size_t>(tn * positions));
+  cpu_ref::qgemm_int8(cpu_ref::QGemmShape{tn, depth, positions}, t.w + oc0 * depth, s.cols.data(),
+                      t.bias + oc0, s.m.data(),
+                      cpu_ref::QGemmOutput{t.x_zp, t.y_zp, t.qmin, t.qmax}, s.out.data());
+  for (int64_t o = 0; o < tn; ++o) {
+    int8_t* dst = y + (t.b * t.group * t.n + oc0 + o) * t.oh * t.ow;
+    for (int64_t r = 0; r < std::min(tr, t.oh - r0); ++r) {
+      for (int64_t q = 0; q < std::min(tc, t.ow - c0); ++q) {
+        dst[(r0 + r) * t.ow + c0 + q] = s.out[static_cast<size_t>((o * tr + r) * tc + q)];
+      }
+    }
+  }
 }
 
 // QConv (2-D, no dilation: the ops graph_ops plans as convs) over the
@@ -124,6 +182,7 @@ void run_conv_tiles(const json& tiling, const std::string& node,
 
   std::vector<int8_t> in_tile, w_tile;
   std::vector<int32_t> acc;
+  TileScratch scratch;
   for (int64_t gi = 0; gi < batch * group; ++gi) {
     const int64_t b = gi / group, g = gi % group;
     for (const Slice& s : slices) {
@@ -137,6 +196,16 @@ void run_conv_tiles(const json& tiling, const std::string& node,
             // Rows and columns of the padded ifmap the tile reads.
             const int64_t ir0 = r0 * sh, irs = (tr - 1) * sh + kh;
             const int64_t ic0 = c0 * sw, ics = (tc - 1) * sw + kw;
+            if (k_blocks == 1) {
+              // A tile over every input channel is one int8 GEMM: its input
+              // and weights fit the SRAM whole, so the MACs run as cpu_ref's
+              // (VNNI where the CPU has it) and requantize in the same step.
+              run_whole_k_tile(
+                  TileGemm{xb, wt, bias, mult, shift, x_zp, y_zp, qmin, qmax, b,  g,  group,
+                           n,  c,  h,    w,    kh,    kw,   sh,   sw,   pt,   pl, oh, ow},
+                  n0, tn, r0, tr, c0, tc, y, scratch);
+              continue;
+            }
             acc.assign(static_cast<size_t>(tn * tr * tc), 0);
             for (int64_t kb = 0; kb < k_blocks; ++kb) {
               const int64_t k0 = kb * k_tile, k1 = std::min(c, k0 + k_tile), tk = k1 - k0;
