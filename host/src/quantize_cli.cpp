@@ -142,10 +142,10 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   const int threads = args["threads"].as<int>();
   // The sensitivity costs a float run per int8 value: measured by default
   // only when a report file is asked for.
-  const int64_t sensitivity_samples =
-      args.count("sensitivity-samples") ? args["sensitivity-samples"].as<int64_t>()
-      : args.count("report")            ? kSensitivitySamples
-                                        : 0;
+  const int64_t sensitivity_samples = args.count("sensitivity-samples")
+                                          ? args["sensitivity-samples"].as<int64_t>()
+                                      : args.count("report") ? kSensitivitySamples
+                                                             : 0;
   if (sensitivity_samples < 0) {
     throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
                     "give 0 to skip the per-value sensitivity of the report");
