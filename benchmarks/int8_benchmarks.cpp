@@ -26,6 +26,7 @@
 
 #include <unistd.h>
 
+#include "bench_main.hpp"
 #include "eulernpu/sdk/qmath.hpp"
 #include "int8_gemm.hpp"
 #include "op_table.hpp"
@@ -259,18 +260,5 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As in kernel_benchmarks.cpp: OpenBLAS's idle workers spin for ~2^28
-  // cycles after a multi-threaded call and would take the int8 kernel's
-  // cores. OpenBLAS reads the timeout when it loads, so set it and restart.
-  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-    execv("/proc/self/exe", argv);
-    // exec failed: measure anyway, the 2-thread rows will say so.
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return eulernpu::bench::run_benchmarks(argc, argv, &register_all);
 }

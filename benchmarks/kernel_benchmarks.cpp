@@ -24,6 +24,7 @@
 
 #include <unistd.h>
 
+#include "bench_main.hpp"
 #include "op_table.hpp"
 
 namespace {
@@ -205,20 +206,5 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // After a multi-threaded call OpenBLAS's workers spin for ~2^28 cycles
-  // before sleeping; interleaved with the kernel under test they take its
-  // cores, and the kernel's 2-thread figure shows no speed-up at all. The
-  // product never runs OpenBLAS multi-threaded. OpenBLAS reads the timeout
-  // when it loads, before main, so set it and start again.
-  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-    execv("/proc/self/exe", argv);
-    // exec failed: measure anyway, the 2-thread rows will say so.
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return eulernpu::bench::run_benchmarks(argc, argv, &register_all);
 }

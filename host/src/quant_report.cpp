@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "eulernpu/sdk/text_table.hpp"
 #include "npz.hpp"
 
 namespace eulernpu::host {
@@ -33,27 +34,6 @@ std::string fixed(double v, const char* format) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
-}
-
-// Columns of text, each left- or right-aligned to its widest cell.
-std::string table(const std::vector<std::vector<std::string>>& rows,
-                  const std::vector<bool>& right_aligned) {
-  std::vector<size_t> width(right_aligned.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += ' ';
-      line += right_aligned[c] ? pad + row[c] : row[c] + pad;
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
 }
 
 }  // namespace
@@ -188,7 +168,7 @@ std::string QuantReport::summary(size_t worst) const {
                       fixed(l.sqnr_db(), "%.2f"), fixed(l.cosine(), "%.6f"),
                       fixed(l.max_abs_error, "%.4g")});
     }
-    out += table(rows, {false, false, false, true, true, true, true});
+    out += sdk::text_table(rows, {false, false, false, true, true, true, true});
   }
   if (!float32_nodes_.empty()) {
     out += "Kept in float32: " + std::to_string(float32_nodes_.size()) + " node" +
@@ -199,7 +179,7 @@ std::string QuantReport::summary(size_t worst) const {
       const Float32Node& n = float32_nodes_[i];
       rows.push_back({n.node, n.op_type, n.reason});
     }
-    out += table(rows, {false, false, false});
+    out += sdk::text_table(rows, {false, false, false});
     if (listed < float32_nodes_.size()) {
       out += "  ... and " + std::to_string(float32_nodes_.size() - listed) + " more\n";
     }

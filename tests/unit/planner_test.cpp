@@ -5,6 +5,7 @@
 // deterministic JSON.
 #include "planner.hpp"
 #include "scalesim_vectors.hpp"
+#include "throw_message.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +28,7 @@ namespace eulernpu::npu_sim {
 namespace {
 
 using namespace test;  // the public vectors
+using eulernpu::test::message_of;
 
 using std::int64_t;
 
@@ -140,20 +142,6 @@ std::vector<OpDesc> resnet50() {
   ops.push_back(move_op("flatten", 2048));
   ops.push_back(gemm_op("fc", 1, 1000, 2048));
   return ops;
-}
-
-template <typename F>
-std::string invalid_argument_message(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "threw nothing";
-  return "";
 }
 
 // --- SCALE-Sim's public vectors: 32×32 array, 256 KB per SRAM ---------------
@@ -744,17 +732,18 @@ TEST(PlannerTest, MultiRunsABatchOfFourPerCluster) {
 TEST(PlannerTest, UnsupportedModeAndTooFewCoresThrow) {
   DeviceSpec d = device(32, 32, kOs, 16, 1, 4);
   d.core_modes = {"single", "multi"};
-  std::string m = invalid_argument_message([&] { plan_graph(resnet50(), d, CoreMode::kGlobal4); });
+  std::string m =
+      message_of<std::invalid_argument>([&] { plan_graph(resnet50(), d, CoreMode::kGlobal4); });
   EXPECT_NE(m.find("global4"), std::string::npos) << m;
   EXPECT_NE(m.find("single, multi"), std::string::npos) << m;
 
   d.core_modes = {"single", "multi", "global4", "global8"};
-  m = invalid_argument_message([&] { plan_graph(resnet50(), d, CoreMode::kGlobal8); });
+  m = message_of<std::invalid_argument>([&] { plan_graph(resnet50(), d, CoreMode::kGlobal8); });
   EXPECT_NE(m.find("needs 8 cores"), std::string::npos) << m;
 
   d.cores_per_cluster = 2;
   d.clusters = 4;  // 8 cores, but only 2 per cluster
-  m = invalid_argument_message([&] { plan_graph(resnet50(), d, CoreMode::kMulti); });
+  m = message_of<std::invalid_argument>([&] { plan_graph(resnet50(), d, CoreMode::kMulti); });
   EXPECT_NE(m.find("4 cores in a cluster"), std::string::npos) << m;
   EXPECT_NO_THROW(plan_graph(resnet50(), d, CoreMode::kGlobal8));
 }
@@ -773,23 +762,24 @@ TEST(PlannerTest, BadInputThrowsInvalidArgumentNamingTheOp) {
   const DeviceSpec d = device(32, 32, kOs, 16);
   OpDesc bad = conv_op("broken", 8, 3, 4, 4, 1);
   bad.conv.stride_h = 5;  // larger than the filter
-  std::string m = invalid_argument_message([&] { plan_graph({bad}, d, CoreMode::kSingle); });
+  std::string m =
+      message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("'broken'"), std::string::npos) << m;
 
   bad = gemm_op("zero", 0, 4, 4);
-  m = invalid_argument_message([&] { plan_graph({bad}, d, CoreMode::kSingle); });
+  m = message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("'zero'"), std::string::npos) << m;
 
   bad = gemm_op("negative_count", 4, 4, 4);
   bad.count = -1;
-  m = invalid_argument_message([&] { plan_graph({bad}, d, CoreMode::kSingle); });
+  m = message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("count"), std::string::npos) << m;
 
   // K = 1 M bytes per weight column is sliced to fit a 128 KB weight buffer,
   EXPECT_NO_THROW(plan_graph({gemm_op("huge_k", 4, 4, 1 << 20)}, d, CoreMode::kSingle));
   // but a 600 × 600 window of one input channel cannot fit 128 KB.
   bad = conv_op("huge_window", 1, 600, 1, 4, 1);
-  m = invalid_argument_message([&] { plan_graph({bad}, d, CoreMode::kSingle); });
+  m = message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("'huge_window'"), std::string::npos) << m;
   EXPECT_NE(m.find("more than one buffer set holds"), std::string::npos) << m;
 
@@ -798,7 +788,7 @@ TEST(PlannerTest, BadInputThrowsInvalidArgumentNamingTheOp) {
 
   // Absurd sizes overflow int64 somewhere: refused, not wrapped.
   bad = gemm_op("absurd", int64_t{1} << 40, int64_t{1} << 30, 64);
-  m = invalid_argument_message([&] { plan_graph({bad}, d, CoreMode::kSingle); });
+  m = message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("'absurd'"), std::string::npos) << m;
 
   DeviceSpec broken = d;

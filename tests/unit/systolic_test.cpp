@@ -4,6 +4,7 @@
 // brute-force ifmap operand matrix, and the edges of the input domain.
 #include "systolic.hpp"
 #include "scalesim_vectors.hpp"
+#include "throw_message.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,28 +18,13 @@ namespace eulernpu::npu_sim {
 namespace {
 
 using namespace test;  // the public vectors
+using eulernpu::test::message_of;
 
 using std::int64_t;
 
 constexpr Dataflow kAllDataflows[] = {kOs, kWs, kIs};
 
 SystolicArray array(int64_t rows, int64_t cols, Dataflow df) { return {rows, cols, df, 1}; }
-
-// The message of the exception `f` throws as E; fails the test if it throws
-// nothing or something else.
-template <typename E, typename F>
-std::string message_of(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "threw nothing";
-  return "";
-}
 
 // --- SCALE-Sim's public vectors: 32×32 array, 256 KB per SRAM ---------------
 

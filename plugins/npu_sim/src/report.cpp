@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eulernpu/sdk/status.hpp"
+#include "eulernpu/sdk/text_table.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
@@ -46,25 +47,6 @@ std::string grouped(int64_t v) {
   return digits;
 }
 
-std::string table(const std::vector<std::vector<std::string>>& rows, size_t left_columns) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = " ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      line += "  " + (c < left_columns ? row[c] + pad : pad + row[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string summary(const ordered_json& r) {
   const bool multi = r["core_mode"] == "multi";
   std::string s = "npu_sim: device " + r["device"].get<std::string>() + " (" +
@@ -86,18 +68,21 @@ std::string summary(const ordered_json& r) {
          grouped(op["dram_write_bytes"].get<int64_t>()),
          grouped(op["peak_sram_bytes"].get<int64_t>())});
   }
-  s += table(rows, 3);
+  // Node, op and unit read left-aligned; the figures right-aligned.
+  s += sdk::text_table(
+      rows, {false, false, false, true, true, true, true, true, true, true, true, true}, 2);
   const ordered_json& t = r["totals"];
   s += "Totals:\n";
-  s += table({{"cycles", grouped(t["cycles"].get<int64_t>())},
-              {"latency", fixed(t["latency_ms"].get<double>(), 4) + " ms"},
-              {"throughput", fixed(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
-              {"MACs", grouped(t["macs"].get<int64_t>())},
-              {"MAC utilization", fixed(t["mac_utilization"].get<double>() * 100, 2) + "%"},
-              {"DRAM read", grouped(t["dram_read_bytes"].get<int64_t>()) + " B"},
-              {"DRAM write", grouped(t["dram_write_bytes"].get<int64_t>()) + " B"},
-              {"peak SRAM per core", grouped(t["peak_sram_bytes"].get<int64_t>()) + " B"}},
-             1);
+  s += sdk::text_table(
+      {{"cycles", grouped(t["cycles"].get<int64_t>())},
+       {"latency", fixed(t["latency_ms"].get<double>(), 4) + " ms"},
+       {"throughput", fixed(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
+       {"MACs", grouped(t["macs"].get<int64_t>())},
+       {"MAC utilization", fixed(t["mac_utilization"].get<double>() * 100, 2) + "%"},
+       {"DRAM read", grouped(t["dram_read_bytes"].get<int64_t>()) + " B"},
+       {"DRAM write", grouped(t["dram_write_bytes"].get<int64_t>()) + " B"},
+       {"peak SRAM per core", grouped(t["peak_sram_bytes"].get<int64_t>()) + " B"}},
+      {false, true}, 2);
   return s;
 }
 
