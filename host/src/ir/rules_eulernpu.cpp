@@ -161,6 +161,19 @@ ValueType as_int8(ValueType t) {
   return t;
 }
 
+// What QConv, QConvTranspose and QGemm share after X and W: Bias, M and S
+// as int32 vectors of one entry per output channel, the zero points, the
+// clamp, and multipliers a backend can apply.
+void require_weighted_constants(InferContext& ctx, int64_t channels, const char* x_zero_point) {
+  require_vector(ctx, 2, DType::kInt32, channels, "Bias");
+  require_vector(ctx, 3, DType::kInt32, channels, "M");
+  require_vector(ctx, 4, DType::kInt32, channels, "S");
+  zero_point(ctx, x_zero_point);
+  zero_point(ctx, "y_zero_point");
+  require_clamp(ctx);
+  require_multiplier_inputs(ctx, 3, 4);
+}
+
 // QConv: X (N, C, spatial...), W (O, C/group, kernel...), Bias, M, S (O).
 void qconv(InferContext& ctx) {
   require_arity(ctx, 5);
@@ -170,13 +183,7 @@ void qconv(InferContext& ctx) {
   require_explicit_window(ctx, &w);
   const ValueType y = infer_as(ctx, "Conv", {0, 1});
   const int64_t out_channels = w.known && !w.dims.empty() ? w.dims[0] : -1;
-  require_vector(ctx, 2, DType::kInt32, out_channels, "Bias");
-  require_vector(ctx, 3, DType::kInt32, out_channels, "M");
-  require_vector(ctx, 4, DType::kInt32, out_channels, "S");
-  zero_point(ctx, "x_zero_point");
-  zero_point(ctx, "y_zero_point");
-  require_clamp(ctx);
-  require_multiplier_inputs(ctx, 3, 4);
+  require_weighted_constants(ctx, out_channels, "x_zero_point");
   if (w.is_static() && out_channels > 0) {
     const int64_t terms = static_cast<int64_t>(w.element_count()) / out_channels;
     require_accumulator_bound(
@@ -214,13 +221,7 @@ void qconv_transpose(InferContext& ctx) {
                       " must be non-negative and smaller than the stride or the dilation");
     }
   }
-  require_vector(ctx, 2, DType::kInt32, out_channels, "Bias");
-  require_vector(ctx, 3, DType::kInt32, out_channels, "M");
-  require_vector(ctx, 4, DType::kInt32, out_channels, "S");
-  zero_point(ctx, "x_zero_point");
-  zero_point(ctx, "y_zero_point");
-  require_clamp(ctx);
-  require_multiplier_inputs(ctx, 3, 4);
+  require_weighted_constants(ctx, out_channels, "x_zero_point");
   if (w.is_static() && out_channels > 0 && group > 0 && w.dims[0] % group == 0) {
     // Output channel o = g · (O/group) + oc reads W[c, oc, ...] for the C/group
     // input channels c of group g: at most (C/group) · kernel terms.
@@ -254,13 +255,7 @@ void qgemm(InferContext& ctx) {
                                                      shape_string(w.dims) +
                                                      " differ in K (A's last dim, W's second)");
   }
-  require_vector(ctx, 2, DType::kInt32, n, "Bias");
-  require_vector(ctx, 3, DType::kInt32, n, "M");
-  require_vector(ctx, 4, DType::kInt32, n, "S");
-  zero_point(ctx, "a_zero_point");
-  zero_point(ctx, "y_zero_point");
-  require_clamp(ctx);
-  require_multiplier_inputs(ctx, 3, 4);
+  require_weighted_constants(ctx, n, "a_zero_point");
   if (w.is_static() && n > 0) {
     const int64_t k = w.dims[1];
     require_accumulator_bound(ctx, k,
