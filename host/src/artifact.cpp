@@ -65,12 +65,20 @@ Artifact Artifact::from_files(FileSet files) {
   return a;
 }
 
-std::string Artifact::describe(const std::string& relative) const {
-  return (root_ / relative).string();
+Artifact Artifact::within(const std::string& dir) const {
+  check_relative_path(dir, "artifact directory");
+  Artifact a = *this;
+  a.prefix_ = prefix_ + dir + "/";
+  return a;
 }
 
-std::vector<uint8_t> Artifact::read(const std::string& relative) const {
-  check_relative_path(relative, "artifact file");
+std::string Artifact::describe(const std::string& relative) const {
+  return (root_ / (prefix_ + relative)).string();
+}
+
+std::vector<uint8_t> Artifact::read(const std::string& name) const {
+  check_relative_path(name, "artifact file");
+  const std::string relative = prefix_ + name;
   const fs::path p = root_ / relative;
   if (files_) {
     const auto it = files_->find(relative);

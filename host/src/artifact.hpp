@@ -29,6 +29,10 @@ class Artifact {
   // conformance runner does this for every case).
   static Artifact from_files(FileSet files);
 
+  // The files under `dir` as an artifact of their own (a partition's, in
+  // a partitioned artifact: docs/artifacts.md), sharing this one's storage.
+  Artifact within(const std::string& dir) const;
+
   // Contents of a file inside the artifact; throws UserError if missing or
   // larger than kMaxArtifactFileBytes.
   std::vector<uint8_t> read(const std::string& relative) const;
@@ -39,6 +43,7 @@ class Artifact {
  private:
   explicit Artifact(std::filesystem::path root) : root_(std::move(root)) {}
   std::filesystem::path root_;
+  std::string prefix_;  // "dir/" for within(dir), else empty
   // Set for in-memory artifacts; shared so copies stay cheap.
   std::shared_ptr<const FileSet> files_;
 };

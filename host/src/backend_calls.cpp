@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "node_summary.hpp"
 #include "onnx_convert.hpp"
 
 namespace eulernpu::host {
@@ -41,19 +42,20 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
 }
 
 void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
-                       const KeyValues& options) {
+                       const KeyValues& options, const std::string& list_command) {
   const auto support = query_support(backend, model, options);
-  std::string first_op, where;
+  std::vector<NodeProblem> problems;
   for (size_t i = 0; i < support.size(); ++i) {
     if (support[i].supported) continue;
     const auto& n = model.graph().node(static_cast<int>(i));
-    if (first_op.empty()) first_op = n.op_type();
-    where += (where.empty() ? "" : "; ") +
-             ("node '" + n.name() + "' (" + n.op_type() + "): " + support[i].reason);
+    problems.push_back({n.name(), n.op_type(), support[i].reason});
   }
-  if (first_op.empty()) return;
-  throw UserError("backend lowering missing for op " + first_op,
-                  "backend '" + backend.name + "' cannot lower " + where,
+  if (problems.empty()) return;
+  const std::string& first_op = problems.front().op;
+  std::string where = "backend '" + backend.name + "' cannot lower " + summarize_nodes(problems);
+  if (problems.size() > 3 && !list_command.empty())
+    where += "; '" + list_command + "' lists them all";
+  throw UserError("backend lowering missing for op " + first_op, where,
                   "run 'eulernpu capabilities --op " + first_op +
                       "' to see which backends support it, then pick one with "
                       "--backend",
@@ -130,6 +132,13 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
                  backend.name);
   if (report) *report = std::move(outputs.report);
   return std::move(outputs.tensors);
+}
+
+ir::ConstantEvaluator constant_evaluator(const LoadedPlugin& backend, KeyValues options) {
+  return [&backend, options = std::move(options)](const onnx::ModelProto& constants) {
+    return run_artifact(backend, Artifact::from_files(lower(backend, constants, options)), options,
+                        {});
+  };
 }
 
 }  // namespace eulernpu::host

@@ -7,6 +7,7 @@
 
 #include "artifact.hpp"
 #include "host_api.hpp"
+#include "ir/optimize.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugin_registry.hpp"
 
@@ -22,9 +23,10 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
                                                        const KeyValues& options);
 
 // Throws "backend lowering missing for op X" for the first unsupported node,
-// listing every unsupported node in `where`.
+// summarizing the unsupported nodes in `where` (summarize_nodes); past a few
+// nodes `where` names `list_command`, the command that lists them all.
 void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
-                       const KeyValues& options);
+                       const KeyValues& options, const std::string& list_command = "");
 
 // The device named `device` (or the backend's first one if empty) and the
 // core mode (its default if empty), checked against each other.
@@ -38,5 +40,9 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
                                  const KeyValues& options, const std::vector<Tensor>& inputs,
                                  std::string* report = nullptr);
+
+// Runs constant subgraphs on `backend` (the reference), for the graph
+// rewrites' constant folding (ir/optimize.hpp).
+ir::ConstantEvaluator constant_evaluator(const LoadedPlugin& backend, KeyValues options);
 
 }  // namespace eulernpu::host

@@ -4,9 +4,11 @@
 #include "backend_calls.hpp"
 #include "cli.hpp"
 #include "error.hpp"
+#include "ir_file.hpp"
 #include "manifest.hpp"
 #include "model.hpp"
 #include "model_source.hpp"
+#include "partitioned_artifact.hpp"
 #include "quantize_cli.hpp"
 
 namespace eulernpu::host {
@@ -28,6 +30,12 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
       "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
       "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
       "inference-scheme", "core mode baked into the artifact (default: the device's)",
+      cxxopts::value<std::string>())(
+      "cpu-offload",
+      "nodes the backend cannot lower run on cpu_ref: auto (anywhere), edges (head and tail "
+      "only) or none (refuse)",
+      cxxopts::value<std::string>()->default_value("auto"))(
+      "extract-npu-body", "also write the largest partition on the backend as an IR file (.mblt)",
       cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
@@ -40,6 +48,7 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   if (!args->count("output")) require(*args, command, "out");
   if (command == "quantize") require(*args, command, "calib-data-path");
 
+  const CpuOffload offload = parse_cpu_offload((*args)["cpu-offload"].as<std::string>());
   const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
   const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
                                                   optional_string(*args, "inference-scheme"));
@@ -67,15 +76,39 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   if (quantized) {
     for (const auto& kv : quantized->backend_options) backend_options.push_back(kv);
   }
-  require_supported(backend, m.model, backend_options);
-  FileSet files = lower(backend, m.model, backend_options);
-  if (files.count("manifest.json")) {
-    throw UserError("plugin returned invalid data",
-                    "backend '" + backend.name + "' wrote manifest.json itself",
-                    "report this to the plugin's author");
+  // The command that lists every node the backend refuses, for the error.
+  const std::string list_command =
+      quantized
+          ? "eulernpu " + command +
+                " ... --save-quantized-ir q.mblt; eulernpu inspect q.mblt --backend " + backend.name
+          : "eulernpu inspect " + model_path + " --backend " + backend.name;
+  if (offload == CpuOffload::kNone)
+    require_supported(backend, m.model, backend_options, list_command);
+  const LoadedPlugin& reference = ctx.registry().backend("cpu_ref");
+  const PartitionPlan plan =
+      plan_partitions(m.model, backend, reference, query_support(backend, m.model, backend_options),
+                      offload, model_path, list_command);
+  BuildRecord record;
+  FileSet files;
+  if (plan.single()) {
+    files = lower(backend, m.model, backend_options);
+    if (files.count("manifest.json")) {
+      throw UserError("plugin returned invalid data",
+                      "backend '" + backend.name + "' wrote manifest.json itself",
+                      "report this to the plugin's author");
+    }
+  } else {
+    KeyValues reference_options = {{"plugin_dirs", ctx.search_path_string()}};
+    files = lower_partitions(plan, backend_options, reference_options, record.partitions);
+    record.offloaded_nodes = nlohmann::ordered_json::array();
+    for (const NodeProblem& p : plan.offloaded) {
+      record.offloaded_nodes.push_back({{"node", p.node}, {"op", p.op}, {"reason", p.reason}});
+    }
+  }
+  if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
+    write_ir_file(body, extract_body(plan, backend, model_path));
   }
 
-  BuildRecord record;
   record.frontend = m.frontend;
   record.backend = &backend;
   record.target_device = device.name;
@@ -100,9 +133,10 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   write_artifact(out, files);
 
   const int ops = m.model.graph().node_size();
-  std::printf("%s OK: %d op%s lowered%s · plan written\n",
+  const std::string parts = plan.single() ? "" : " · " + describe_partitions(plan);
+  std::printf("%s OK: %d op%s lowered%s%s · plan written\n",
               command == "quantize" ? "Quantize" : "Compile ", ops, ops == 1 ? "" : "s",
-              quantized ? " (int8)" : "");
+              quantized ? " (int8)" : "", parts.c_str());
   return 0;
 }
 

@@ -1,8 +1,10 @@
 // eulernpu parse: source model -> IR file (.mblt), the frontend step alone.
 #include <cstdio>
 
+#include "backend_calls.hpp"
 #include "cli.hpp"
 #include "error.hpp"
+#include "ir/optimize.hpp"
 #include "ir_file.hpp"
 #include "model_source.hpp"
 
@@ -13,12 +15,18 @@ int cmd_parse(Context& ctx, int argc, char** argv) {
                            "Parse a model into eulernpu's IR: an ONNX file with the graph "
                            "checked, shape-inferred and constant-folded.");
   add_model_options(options, false);
-  options.add_options()("output", "IR file to write (.mblt)", cxxopts::value<std::string>());
+  options.add_options()("output", "IR file to write (.mblt)", cxxopts::value<std::string>())(
+      "optimize", "apply the graph rewrites quantization starts with (docs/optimization.md)");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "parse", "output");
   LoadedModel loaded = load_model(ctx, *args, "parse");
   onnx::ModelProto& model = loaded.imported.model;
+  if (args->count("optimize")) {
+    const auto rewrites = ir::optimize_for_quantization(
+        model, loaded.path, constant_evaluator(ctx.registry().backend("cpu_ref"), {}));
+    std::printf("Optimize OK: %s\n", ir::rewrite_counts(rewrites).c_str());
+  }
   add_provenance(model, {loaded.path, loaded.imported.frontend, loaded.input_shapes});
   write_ir_file((*args)["output"].as<std::string>(), model);
 

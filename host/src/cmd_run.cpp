@@ -1,4 +1,5 @@
 // eulernpu run: execute an artifact on the backend it was lowered for.
+#include <algorithm>
 #include <cstdio>
 
 #include "backend_calls.hpp"
@@ -7,6 +8,7 @@
 #include "eulernpu/sdk/lowbit.hpp"
 #include "manifest.hpp"
 #include "npz.hpp"
+#include "partitioned_artifact.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -107,6 +109,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   }
   const LoadedPlugin& backend =
       ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
+  const bool partitioned = manifest.contains("partitions");
 
   std::vector<Tensor> inputs;
   if (args->count("input")) {
@@ -120,7 +123,22 @@ int cmd_run(Context& ctx, int argc, char** argv) {
                            {"plugin_dirs", ctx.search_path_string()}};
   if (estimate_only) run_options.emplace_back("estimate_only", "1");
   std::string report;
-  std::vector<Tensor> outputs = run_artifact(backend, artifact, run_options, inputs, &report);
+  std::vector<Tensor> outputs;
+  if (partitioned) {
+    // CPU head / NPU body / CPU tail: each partition on its own backend.
+    const KeyValues reference_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
+                                         {"plugin_dirs", ctx.search_path_string()}};
+    KeyValues target_options = run_options;
+    target_options.erase(std::remove_if(target_options.begin(), target_options.end(),
+                                        [](const auto& kv) { return kv.first == "estimate_only"; }),
+                         target_options.end());
+    PartitionRun chained = run_partitions(ctx.registry(), artifact, manifest, inputs,
+                                          target_options, reference_options, estimate_only);
+    outputs = std::move(chained.outputs);
+    if (chained.any_backend_report) report = chained.report.dump();
+  } else {
+    outputs = run_artifact(backend, artifact, run_options, inputs, &report);
+  }
   if (estimate_only || args->count("report")) {
     if (report.empty()) {
       throw UserError("backend has no run report",

@@ -31,7 +31,9 @@ int cmd_validate(Context& ctx, int argc, char** argv) {
   const std::string backend_name = (*args)["backend"].as<std::string>();
   const LoadedPlugin& backend = ctx.registry().backend(backend_name);
   const ImportedModel m = import_model(ctx.registry(), (*args)["spec"].as<std::string>(), import);
-  require_supported(backend, m.model, {{"plugin_dirs", ctx.search_path_string()}});
+  const std::string spec = (*args)["spec"].as<std::string>();
+  require_supported(backend, m.model, {{"plugin_dirs", ctx.search_path_string()}},
+                    "eulernpu inspect " + spec + " --backend " + backend.name);
 
   const int ops = m.model.graph().node_size();
   const size_t components = component_count(m.model);

@@ -25,13 +25,13 @@ nlohmann::ordered_json value_list(
   return out;
 }
 
+}  // namespace
+
 nlohmann::ordered_json plugin_record(const LoadedPlugin& p) {
   return {{"name", p.name},
           {"version", p.version},
           {"abi", std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor)}};
 }
-
-}  // namespace
 
 std::vector<std::string> portable_command_line(const std::vector<std::string>& argv) {
   std::vector<std::string> out;
@@ -77,6 +77,10 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
   } else {
     j["weights"] = {{"file", fs::path(r.weights_path).filename().string()},
                     {"sha256", sha256_file(r.weights_path)}};
+  }
+  if (!r.partitions.is_null()) {
+    j["partitions"] = r.partitions;
+    j["offloaded_nodes"] = r.offloaded_nodes;
   }
   j["calibration"] = r.calibration;
   j["config"] = r.config;

@@ -25,7 +25,14 @@ struct BuildRecord {
   // (quantize_cli.hpp); null otherwise.
   nlohmann::ordered_json calibration;
   nlohmann::ordered_json config;
+  // Partitioned artifacts (partitioned_artifact.hpp): the "partitions"
+  // array and the nodes the target refused; null for a single backend.
+  nlohmann::ordered_json partitions;
+  nlohmann::ordered_json offloaded_nodes;
 };
+
+// {"name", "version", "abi"} of a plugin, as manifests record it.
+nlohmann::ordered_json plugin_record(const LoadedPlugin& p);
 
 // The manifest for `files` (their sha256 included), as bytes ending in '\n'.
 // Holds no timestamps and no absolute paths, so the same build gives the

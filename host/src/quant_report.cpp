@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -170,6 +171,9 @@ std::string QuantReport::summary(size_t worst) const {
     }
     out += sdk::text_table(rows, {false, false, false, true, true, true, true});
   }
+  if (!rewrites_.empty()) {
+    out += "Optimized before quantization: " + ir::rewrite_counts(rewrites_) + "\n";
+  }
   if (!float32_nodes_.empty()) {
     out += "Kept in float32: " + std::to_string(float32_nodes_.size()) + " node" +
            (float32_nodes_.size() == 1 ? "" : "s") + "\n";
@@ -218,8 +222,15 @@ std::string QuantReport::json_text() const {
   for (const Float32Node& n : float32_nodes_) {
     fp32.push_back({{"node", n.node}, {"op_type", n.op_type}, {"reason", n.reason}});
   }
-  const nlohmann::ordered_json doc = {
-      {"format", 1}, {"samples", samples_}, {"layers", layers}, {"float32_nodes", fp32}};
+  nlohmann::ordered_json rewrites = nlohmann::ordered_json::array();
+  for (const auto& r : rewrites_) {
+    rewrites.push_back({{"pass", r.pass}, {"node", r.node}, {"detail", r.detail}});
+  }
+  const nlohmann::ordered_json doc = {{"format", 1},
+                                      {"samples", samples_},
+                                      {"layers", layers},
+                                      {"float32_nodes", fp32},
+                                      {"rewrites", rewrites}};
   // Node names come from the model and may not be valid UTF-8; a report with
   // a replaced character beats no report.
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/optimize.hpp"
 #include "tensor.hpp"
 
 namespace eulernpu::host {
@@ -65,6 +66,9 @@ class QuantReport {
   size_t add_value(QuantizedValue value);
   // A node kept in float32; listed in the order added (graph order).
   void add_float32_node(Float32Node node);
+  // The graph rewrites applied before quantization (docs/optimization.md).
+  void set_rewrites(std::vector<ir::AppliedRewrite> rewrites) { rewrites_ = std::move(rewrites); }
+  const std::vector<ir::AppliedRewrite>& rewrites() const { return rewrites_; }
   // The number of calibration samples the report covers.
   void set_samples(uint64_t samples) { samples_ = samples; }
 
@@ -101,6 +105,7 @@ class QuantReport {
   void write_json(const std::filesystem::path& path) const;
 
  private:
+  std::vector<ir::AppliedRewrite> rewrites_;
   std::vector<LayerError> layers_;
   std::vector<Float32Node> float32_nodes_;
   uint64_t samples_ = 0;

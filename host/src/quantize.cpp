@@ -152,7 +152,17 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
   enp_graph_builder_t builder;
   throw_if_error(q.session_finish(session.s, &builder), plugin.name);
   result.model = std::move(builder.model);
-  finalize_model(result.model, source + " (quantized)");
+  // A graph the quantizer got wrong is its bug, not a property of the
+  // user's model: say so under the plugin's name, not as a shape error.
+  try {
+    finalize_model(result.model, source + " (quantized)");
+  } catch (const UserError& e) {
+    throw UserError(
+        "plugin returned invalid data",
+        "quantizer '" + plugin.name + "' wrote an invalid graph: " + e.title() + ": " + e.where(),
+        "report this to the plugin's author; meanwhile keep the node named above in "
+        "float32 (layer.<node>.keep_fp32, docs/config.md)");
+  }
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include "activations.hpp"
 #include "error.hpp"
+#include "ir/optimize.hpp"
 #include "ir_file.hpp"
 #include "progress.hpp"
 #include "quant_config.hpp"
@@ -38,7 +39,9 @@ void add_quantize_options(cxxopts::Options& options) {
       "sensitivity-samples",
       "samples for the report's per-value sensitivity ('alone'; default " +
           std::to_string(kSensitivitySamples) + " with --report, else 0 = skipped)",
-      cxxopts::value<int64_t>());
+      cxxopts::value<int64_t>())(
+      "no-optimize",
+      "quantize the graph as given: no rewrites before quantization (docs/optimization.md)");
 }
 
 bool wants_quantization(const cxxopts::ParseResult& args) {
@@ -172,12 +175,21 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
     }
     progress.update(static_cast<int64_t>(done));
   };
-  QuantizeResult result = quantize_model(float_model, source, request);
+  // Rewrites first (docs/optimization.md): the quantizer, the report and
+  // every later step see the optimized float model.
+  onnx::ModelProto optimized = float_model;
+  std::vector<ir::AppliedRewrite> rewrites;
+  if (!args.count("no-optimize")) {
+    rewrites = ir::optimize_for_quantization(
+        optimized, source, constant_evaluator(*request.reference, request.reference_options));
+  }
+  QuantizeResult result = quantize_model(optimized, source, request);
   if (current != UINT32_MAX) progress.end_pass();
   progress.finish();
 
   if (auto path = maybe(args, "save-quantized-ir")) write_ir_file(*path, result.model);
   QuantReport report;
+  report.set_rewrites(std::move(rewrites));
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
           source, result.calibration, static_cast<size_t>(sensitivity_samples), report);
   if (auto path = maybe(args, "report")) report.write_json(*path);

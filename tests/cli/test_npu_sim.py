@@ -350,9 +350,10 @@ class NpuSimTest(CliTestCase):
     # --- what it refuses -----------------------------------------------------
 
     def test_float_op_is_backend_lowering_missing(self):
+        # Without CPU offload (the default offloads: test_partitions.py).
         _, m = self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"),
                           "--input-shape", f"input={BATCH},1,8,8", "--backend", "npu_sim",
-                          "--out", self.path("x"),
+                          "--cpu-offload", "none", "--out", self.path("x"),
                           title="backend lowering missing for op [A-Za-z]+")
         self.assertIn("eulernpu capabilities", m["fix"])
         self.assertIn("int8", m["where"])

@@ -232,9 +232,17 @@ class QuantizeTest(CliTestCase):
                 art = self.path(f"{name}_{preset}.mxq")
                 self.compile_int8(name, art, "--preset", preset)
                 got = self.run_logits(art)
-                measured = (f"{sqnr_db(want, got):.2f} / "
-                            f"{100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1)):.2f}")
-                self.assertEqual(cell, measured, f"{name} with preset {preset}")
+                db = sqnr_db(want, got)
+                agree = 100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1))
+                # Calibration runs the float model on OpenBLAS, whose kernels
+                # (and so the last bits of the observed ranges) differ from
+                # one CPU to the next: the figures agree to 0.05 dB and one
+                # test digit, not always to the printed digit.
+                doc_db, doc_agree = (float(x) for x in cell.split(" / "))
+                self.assertLessEqual(abs(doc_db - db), 0.05,
+                                     f"{name} with preset {preset}: measured {db:.2f} / {agree:.2f}")
+                self.assertLessEqual(abs(doc_agree - agree), 100 / N + 1e-9,
+                                     f"{name} with preset {preset}: measured {db:.2f} / {agree:.2f}")
 
     def test_bad_config_and_options_are_errors(self):
         out = self.path("x.mxq")

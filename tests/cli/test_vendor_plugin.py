@@ -13,6 +13,8 @@ import subprocess
 import tempfile
 import unittest
 
+import numpy as np
+
 import harness
 from harness import BUILD_DIR, SOURCE_DIR, TINY_MLP, CliTestCase
 
@@ -193,10 +195,46 @@ class VendorPluginTest(CliTestCase):
                     "components:\n  - name: c\n    operators:\n"
                     "      - {name: s, op: Sigmoid, inputs: [x], outputs: [y]}\n")
         self.error("--plugin-dir", self.vendor_build, "compile", "--backend", "acme_npu",
-                   "--spec", spec, "--out", self.path("art"),
+                   "--spec", spec, "--out", self.path("art"), "--cpu-offload", "none",
                    title="backend lowering missing for op Sigmoid",
                    where="acme_npu has no kernel for Sigmoid")
         self.assert_absent(self.path("art"))
+
+    def test_nodes_it_cannot_lower_run_on_cpu_ref_between_its_own(self):
+        # Relu (acme) -> Sigmoid (acme has none: cpu_ref) -> Relu (acme).
+        spec = self.path("spec.yaml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write("format: 1\nname: t\nopset: 17\n"
+                    "inputs:\n  - {name: x, dtype: float32, shape: [2, 4]}\n"
+                    "outputs:\n  - name: y\n"
+                    "components:\n  - name: c\n    operators:\n"
+                    "      - {name: r1, op: Relu, inputs: [x], outputs: [a]}\n"
+                    "      - {name: s, op: Sigmoid, inputs: [a], outputs: [b]}\n"
+                    "      - {name: r2, op: Relu, inputs: [b], outputs: [y]}\n")
+        inputs = self.path("in.npz")
+        np.savez(inputs, x=np.array([[-2, -0.5, 0, 0.5], [1, 2, 3, -4]], np.float32))
+        vendor = ("--plugin-dir", self.vendor_build)
+        art = self.path("art")
+        r = self.ok(*vendor, "compile", "--backend", "acme_npu", "--spec", spec, "--out", art)
+        self.assertIn("3 partitions: acme_npu 1 node → cpu_ref (host) 1 node → acme_npu 1 node",
+                      r.stdout)
+        with open(os.path.join(art, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+        self.assertEqual([p["backend"]["name"] for p in manifest["partitions"]],
+                         ["acme_npu", "cpu_ref", "acme_npu"])
+        self.assertEqual([b["name"] for b in manifest["partitions"][1]["inputs"]], ["a"])
+        self.assertEqual([b["name"] for b in manifest["partitions"][1]["outputs"]], ["b"])
+        self.assertEqual(manifest["offloaded_nodes"][0]["node"], "s")
+        got = self.path("got.npz")
+        self.ok(*vendor, "run", "--artifact", art, "--input", inputs, "--out", got)
+        x = np.load(inputs)["x"].astype(np.float64)
+        want = np.maximum(1 / (1 + np.exp(-np.maximum(x, 0))), 0)
+        np.testing.assert_allclose(np.load(got)["y"], want, rtol=1e-6)
+        # Head and tail only: the Sigmoid sits inside, so that is refused.
+        self.error(*vendor, "compile", "--backend", "acme_npu", "--spec", spec,
+                   "--out", self.path("edges"), "--cpu-offload", "edges",
+                   title="backend lowering missing for op Sigmoid", where="node 's' (Sigmoid)")
+        self.assert_absent(self.path("edges"))
 
 
 if __name__ == "__main__":

@@ -54,8 +54,7 @@ struct KernelAttrs {
 
 inline Problem multiplier_problem(int64_t m, int64_t s, const std::string& what,
                                   int64_t min_shift = 1) {
-  const bool m_ok = m == 0 || (m >= (int64_t{1} << 30) && m < (int64_t{1} << 31));
-  if (m_ok && s >= min_shift && s <= 62) return std::nullopt;
+  if (qmath::is_valid_multiplier(m, s, min_shift)) return std::nullopt;
   return what + " (" + std::to_string(m) + ", " + std::to_string(s) +
          ") is not a fixed-point multiplier (M 0 or in [2^30, 2^31), S in [" +
          std::to_string(min_shift) + ", 62])";

@@ -215,6 +215,11 @@ QuantParams activation_params(Range r) {
   if (!(r.hi > r.lo)) return {};
   QuantParams p;
   p.scale = (r.hi - r.lo) / 255.0;
+  // Scales are stored as float32 (QuantizeLinear's): one below float32's
+  // smallest normal would be denormal or 0. Such a range holds nothing but
+  // values that round to 0 at any usable scale, so it gets the zero-range
+  // encoding.
+  if (p.scale < static_cast<double>(std::numeric_limits<float>::min())) return {};
   const double zp = sdk::qmath::round_half_even(-128.0 - r.lo / p.scale);
   p.zero_point = static_cast<int32_t>(std::clamp(zp, -128.0, 127.0));
   return p;

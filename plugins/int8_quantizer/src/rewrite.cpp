@@ -224,6 +224,7 @@ Rewriter::Reason Rewriter::quantize_node(size_t index) {
   if (!n.domain.empty() && n.domain != "ai.onnx") {
     return "domain '" + n.domain + "' has no int8 form";
   }
+  if (auto handled = pointwise_region(index)) return *handled;
   const std::string& op = n.op_type;
   if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") return linear(index);
   if (op == "Add" || op == "Sub" || op == "Mul") return elementwise(index);
@@ -254,12 +255,11 @@ OwnedGraph Rewriter::run() {
   for (const auto& [name, t] : src_.initializers) {
     if (read.count(name) && !out_.initializers.count(name)) out_.initializers.emplace(name, t);
   }
-  out_.metadata["eulernpu.quantization"] = nlohmann::json{
-      {"format", 1},
-      {"method", settings_.method},
-      {"values", values_},
-      {"float_nodes", float_nodes_},
-      {"fused", fused_json_}}.dump();
+  out_.metadata["eulernpu.quantization"] =
+      nlohmann::json{{"format", 1},          {"method", settings_.method},
+                     {"values", values_},    {"float_nodes", float_nodes_},
+                     {"fused", fused_json_}, {"tables", region_json_}}
+          .dump();
   return std::move(out_);
 }
 

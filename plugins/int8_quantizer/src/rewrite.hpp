@@ -96,6 +96,10 @@ class Rewriter {
 
  private:
   Reason quantize_node(size_t index);
+  // The pointwise region starting at node `index` as one QLookup
+  // (rewrite_region.cpp); nullopt if no region of two or more nodes starts
+  // there (the per-op rules then decide).
+  std::optional<Reason> pointwise_region(size_t index);
   // The per-op rules; each decides before it emits anything.
   Reason linear(size_t index);       // Conv, ConvTranspose, Gemm, MatMul
   Reason elementwise(size_t index);  // Add, Sub, Mul
@@ -127,6 +131,7 @@ class Rewriter {
   nlohmann::json values_ = nlohmann::json::array();
   nlohmann::json float_nodes_ = nlohmann::json::array();
   nlohmann::json fused_json_ = nlohmann::json::array();
+  nlohmann::json region_json_ = nlohmann::json::array();
 };
 
 }  // namespace eulernpu::int8_quantizer

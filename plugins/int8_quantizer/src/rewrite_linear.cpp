@@ -111,7 +111,12 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
   for (float v : wt.w) {
     if (!std::isfinite(v)) return "a weight is not finite";
   }
-  p.w = quantize_weights(wt.w, wt.shape, wt.channel_axis, wt.per_tensor);
+  const std::vector<double> floor = bias_weight_floor(wt.bias, p.in.scale, wt.taps);
+  if (floor.empty()) {
+    return "its int32 accumulator could overflow (" + std::to_string(wt.taps) +
+           " terms); docs/quantization.md, Accumulator bound";
+  }
+  p.w = quantize_weights(wt.w, wt.shape, wt.channel_axis, wt.per_tensor, floor);
   // Per-tensor weights: one scale serves every output channel.
   const int64_t channels = static_cast<int64_t>(wt.bias.size());
   std::vector<double> scales = p.w.scales;

@@ -43,7 +43,8 @@ void for_each_in_channel(const Split& s, int64_t c, F f) {
 }  // namespace
 
 QuantizedWeights quantize_weights(std::span<const float> w, const std::vector<int64_t>& shape,
-                                  int64_t axis, bool per_tensor) {
+                                  int64_t axis, bool per_tensor,
+                                  std::span<const double> min_scales) {
   const Split s = split(shape, axis, w.size());
   for (const float v : w) {
     if (!std::isfinite(v)) throw std::invalid_argument("weights hold a non-finite value");
@@ -60,16 +61,34 @@ QuantizedWeights quantize_weights(std::span<const float> w, const std::vector<in
     });
     tensor_max = std::max(tensor_max, channel_max[static_cast<size_t>(c)]);
   }
+  if (!per_tensor && !min_scales.empty() && min_scales.size() != static_cast<size_t>(s.channels)) {
+    throw std::invalid_argument("one minimum weight scale per channel");
+  }
   if (per_tensor) {
-    q.scales = {scale_of(tensor_max)};
+    double floor = 0;
+    for (double m : min_scales) floor = std::max(floor, m);
+    q.scales = {std::max(scale_of(tensor_max), floor)};
   } else {
-    for (double m : channel_max) q.scales.push_back(scale_of(m));
+    for (size_t c = 0; c < channel_max.size(); ++c) {
+      q.scales.push_back(
+          std::max(scale_of(channel_max[c]), min_scales.empty() ? 0.0 : min_scales[c]));
+    }
   }
   for (int64_t c = 0; c < s.channels; ++c) {
     const double scale = q.scales[per_tensor ? 0 : static_cast<size_t>(c)];
     for_each_in_channel(s, c, [&](size_t i) { q.values[i] = qmath::quantize_weight(w[i], scale); });
   }
   return q;
+}
+
+std::vector<double> bias_weight_floor(std::span<const float> bias, double input_scale,
+                                      int64_t taps) {
+  const double room = 2147483647.0 - static_cast<double>(taps) * 255.0 * 127.0;
+  if (!(room >= 1.0)) return {};
+  std::vector<double> out;
+  for (const float b : bias)
+    out.push_back(std::fabs(static_cast<double>(b)) / (input_scale * room));
+  return out;
 }
 
 std::vector<int32_t> quantize_biases(std::span<const float> bias, double input_scale,

@@ -144,10 +144,17 @@ OpDesc describe(const sdk::NodeView& node, const sdk::GraphView& g) {
   OpDesc d;
   d.node = std::string(node.name());
   d.op_type = std::string(node.op_type());
+  // Constants are weights (loaded once, resident) for the weighted ops and
+  // the lookup tables; a constant operand of an elementwise op or Concat
+  // (a bias map, anchors) is data streamed tile by tile like an input.
+  const std::string_view type = node.op_type();
+  const bool resident_constants =
+      node.domain() != cpu_ref::kEulerNpuDomain ||
+      (type != "QAdd" && type != "QSub" && type != "QMul" && type != "QConcat");
   for (size_t i = 0; i < node.input_count(); ++i) {
     const std::string_view in = node.input(i);
     if (in.empty()) continue;
-    (g.initializer(in) ? d.weight_bytes : d.input_bytes) += bytes_of(g, in);
+    (g.initializer(in) && resident_constants ? d.weight_bytes : d.input_bytes) += bytes_of(g, in);
   }
   for (size_t i = 0; i < node.output_count(); ++i) {
     d.output_bytes += bytes_of(g, node.output(i));

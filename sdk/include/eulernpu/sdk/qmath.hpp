@@ -66,6 +66,15 @@ struct FixedMultiplier {
   int32_t shift = 1;
 };
 
+// True if (m, s) is a FixedMultiplier encode_multiplier can produce: m in
+// [2^30, 2^31) with s in [min_shift, 62], or m = 0 (zero, whatever s in
+// [1, 62]). An op whose ratio must stay below 2^(31 - min_shift) passes
+// min_shift; zero always satisfies that bound, so its shift is not narrowed.
+constexpr bool is_valid_multiplier(int64_t m, int64_t s, int64_t min_shift = 1) {
+  if (m == 0) return s >= 1 && s <= 62;
+  return m >= (int64_t{1} << 30) && m < (int64_t{1} << 31) && s >= min_shift && s <= 62;
+}
+
 // Compile time. Throws std::invalid_argument for r < 0, NaN, infinity or
 // r >= 2^30 (no int8 scale ratio is that large; a graph asking for it is
 // broken).
