@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <map>
 
@@ -11,7 +13,9 @@
 #include "npz.hpp"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
+#include "onnx_convert.hpp"
 
+#include "ir/control_flow.hpp"
 #include "ir/op_rules.hpp"
 #include "ir/shape_inference.hpp"
 #include "onnx/shape_inference/implementation.h"
@@ -187,7 +191,136 @@ ImportedModel import_model(const PluginRegistry& registry, const fs::path& path,
   return out;
 }
 
+void freeze_inputs(onnx::ModelProto& model,
+                   const std::vector<std::pair<std::string, std::string>>& values,
+                   const std::string& source) {
+  if (values.empty()) return;
+  onnx::GraphProto& g = *model.mutable_graph();
+  for (const auto& [name, text] : values) {
+    auto misfit = [&, name = name](const std::string& why) {
+      return UserError("frozen input does not fit",
+                       source + ": --freeze-input " + name + ": " + why,
+                       "name a graph input ('eulernpu inspect' lists them) and give one value per "
+                       "element, e.g. --freeze-input sr=16000");
+    };
+    int index = -1;
+    for (int i = 0; i < g.input_size(); ++i) {
+      if (g.input(i).name() == name) index = i;
+    }
+    for (const auto& t : g.initializer()) {
+      if (t.name() == name) index = -1;
+    }
+    if (index < 0) throw misfit("the model has no such input");
+    const Tensor type = type_of(g.input(index));
+    int64_t count = 1;
+    for (int64_t d : type.shape) {
+      if (d < 0)
+        throw misfit("its shape " + shape_string(type.shape) +
+                     " is dynamic: fix it with --input-shape first");
+      count *= d;
+    }
+    if (count > 65536)
+      throw misfit("it has " + std::to_string(count) + " elements (at most 65536 given as text)");
+    std::vector<double> numbers;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      const size_t comma = std::min(text.find(',', pos), text.size());
+      const std::string item = text.substr(pos, comma - pos);
+      char* end = nullptr;
+      const double v = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end != '\0') throw misfit("'" + item + "' is not a number");
+      numbers.push_back(v);
+      pos = comma + 1;
+    }
+    if (static_cast<int64_t>(numbers.size()) != count) {
+      throw misfit(std::to_string(numbers.size()) + " values for " + std::to_string(count) +
+                   " elements of shape " + shape_string(type.shape));
+    }
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(static_cast<int32_t>(type.dtype));
+    for (int64_t d : type.shape) t.add_dims(d);
+    for (double v : numbers) {
+      switch (type.dtype) {
+        case DType::kFloat32:
+          t.add_float_data(static_cast<float>(v));
+          break;
+        case DType::kFloat64:
+          t.add_double_data(v);
+          break;
+        case DType::kInt64:
+          t.add_int64_data(static_cast<int64_t>(v));
+          break;
+        case DType::kInt32:
+        case DType::kInt16:
+        case DType::kInt8:
+        case DType::kUInt8:
+        case DType::kUInt16:
+        case DType::kBool:
+          t.add_int32_data(static_cast<int32_t>(v));
+          break;
+        default:
+          throw misfit(std::string("inputs of dtype ") + dtype_name(type.dtype) +
+                       " cannot be frozen");
+      }
+    }
+    *g.add_initializer() = std::move(t);
+    g.mutable_input()->DeleteSubrange(index, 1);
+  }
+  g.clear_value_info();
+  finalize_model(model, source);
+}
+
+void constants_to_initializers(onnx::ModelProto& model, const std::string& source) {
+  onnx::GraphProto& g = *model.mutable_graph();
+  bool any = false;
+  for (const auto& n : g.node()) any |= n.op_type() == "Constant" && n.domain().empty();
+  if (!any) return;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (auto& n : *g.mutable_node()) {
+    if (n.op_type() != "Constant" || !n.domain().empty() || n.output_size() != 1) {
+      *kept.Add() = std::move(n);
+      continue;
+    }
+    onnx::TensorProto t;
+    bool ok = n.attribute_size() == 1;
+    if (ok) {
+      const onnx::AttributeProto& a = n.attribute(0);
+      if (a.name() == "value" && a.has_t()) {
+        t = a.t();
+      } else if (a.name() == "value_float") {
+        t.set_data_type(onnx::TensorProto::FLOAT);
+        t.add_float_data(a.f());
+      } else if (a.name() == "value_floats") {
+        t.set_data_type(onnx::TensorProto::FLOAT);
+        t.add_dims(a.floats_size());
+        for (float f : a.floats()) t.add_float_data(f);
+      } else if (a.name() == "value_int") {
+        t.set_data_type(onnx::TensorProto::INT64);
+        t.add_int64_data(a.i());
+      } else if (a.name() == "value_ints") {
+        t.set_data_type(onnx::TensorProto::INT64);
+        t.add_dims(a.ints_size());
+        for (int64_t i : a.ints()) t.add_int64_data(i);
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      throw UserError("unsupported onnx feature",
+                      source + ": Constant node '" + n.name() + "' has no tensor value",
+                      "give the constant as a tensor ('value')");
+    }
+    t.set_name(n.output(0));
+    *g.add_initializer() = std::move(t);
+  }
+  g.mutable_node()->Swap(&kept);
+}
+
 void finalize_model(onnx::ModelProto& model, const std::string& source) {
+  // Constant nodes (from ONNX's version converter, or an inlined If
+  // branch) are initializers in the IR, as the frontends write them.
+  constants_to_initializers(model, source);
   if (!model.has_ir_version()) model.set_ir_version(onnx::IR_VERSION);
   if (model.producer_name().empty()) {
     model.set_producer_name("eulernpu");
@@ -214,6 +347,13 @@ void finalize_model(onnx::ModelProto& model, const std::string& source) {
     }
   }
   ir::infer_shapes(model, source);
+  // An If whose condition folded to a constant becomes its branch; the
+  // branch's nodes then need sorting, checks and inference of their own.
+  if (ir::inline_constant_ifs(model, source) > 0) {
+    model.mutable_graph()->clear_value_info();
+    finalize_model(model, source);
+    return;
+  }
   // ONNX's own checker knows opsets up to the version of libonnx linked
   // here; newer models rely on eulernpu's rules alone.
   if (default_opset(model) <= max_known_opset() && model.ir_version() <= onnx::IR_VERSION) {

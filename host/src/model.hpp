@@ -35,6 +35,19 @@ ImportedModel import_model(const PluginRegistry& registry, const std::filesystem
 // naming the node. `source` names the model in messages.
 void finalize_model(onnx::ModelProto& model, const std::string& source);
 
+// --freeze-input: each named graph input becomes a constant with the
+// given values (text, comma-separated; as many as its static shape holds),
+// so what depends on it alone folds at compile time, an If on it included
+// (a sample rate, a mode flag). Then finalize_model(). Throws "frozen input
+// does not fit" for an unknown input, a dynamic shape, a dtype without a
+// text form or the wrong number of values.
+void freeze_inputs(onnx::ModelProto& model,
+                   const std::vector<std::pair<std::string, std::string>>& values,
+                   const std::string& source);
+
+// Replaces Constant nodes by initializers of the same name.
+void constants_to_initializers(onnx::ModelProto& model, const std::string& source);
+
 // Throws unless every input and every node output has a fully known shape:
 // "dynamic input shape" names the input and the --input-shape to add;
 // "dynamic dimension left unfixed" names the node and its op.

@@ -12,7 +12,9 @@ void add_model_options(cxxopts::Options& options, bool with_mblt) {
       "frontend", "frontend to read --model with (default: by extension)",
       cxxopts::value<std::string>())("input-shape",
                                      "fix a dynamic input shape: NAME=D0,D1,... (repeatable)",
-                                     cxxopts::value<std::vector<std::string>>());
+                                     cxxopts::value<std::vector<std::string>>())(
+      "freeze-input", "make an input a constant: NAME=V0,V1,... (repeatable; e.g. sr=16000)",
+      cxxopts::value<std::vector<std::string>>());
   if (with_mblt) {
     options.add_options()("mblt", "IR file written by 'eulernpu parse'",
                           cxxopts::value<std::string>());
@@ -39,10 +41,23 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
       out.input_shapes.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
     }
   }
+  std::vector<std::pair<std::string, std::string>> frozen;
+  if (args.count("freeze-input")) {
+    for (const std::string& spec : args["freeze-input"].as<std::vector<std::string>>()) {
+      const auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UserError("invalid command line",
+                        "--freeze-input '" + spec + "' is not NAME=V0,V1,...",
+                        "e.g. --freeze-input sr=16000");
+      }
+      frozen.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+    }
+  }
   if (args.count("mblt")) {
-    if (!out.input_shapes.empty() || args.count("weights")) {
+    if (!out.input_shapes.empty() || !frozen.empty() || args.count("weights")) {
       throw UserError("invalid command line",
-                      "--input-shape and --weights apply when parsing; an IR file is parsed",
+                      "--input-shape, --freeze-input and --weights apply when parsing; an IR "
+                      "file is parsed",
                       "pass them to 'eulernpu parse', or compile from --model");
     }
     out.path = args["mblt"].as<std::string>();
@@ -60,6 +75,7 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
     import.options.emplace_back("input_shape." + name, dims);
   }
   out.imported = import_model(ctx.registry(), out.path, import);
+  freeze_inputs(out.imported.model, frozen, out.path);
   return out;
 }
 

@@ -184,6 +184,16 @@ onnx::NodeProto to_node_proto(const enp_node_t& n) {
         pa->set_type(onnx::AttributeProto::STRINGS);
         for (uint64_t k = 0; k < a.count; ++k) pa->add_strings(safe(a.strings[k]));
         break;
+      case ENP_ATTR_GRAPH:
+        // A serialized onnx.GraphProto (abi.h); protobuf's own size limit
+        // (2 GiB) bounds what ParseFromArray reads.
+        if (!a.s || a.s_size > static_cast<uint64_t>(INT32_MAX) ||
+            !pa->mutable_g()->ParseFromArray(a.s, static_cast<int>(a.s_size))) {
+          invalid("subgraph attribute '" + std::string(safe(a.name)) + "' of node '" +
+                  safe(n.name) + "' is not a serialized onnx.GraphProto");
+        }
+        pa->set_type(onnx::AttributeProto::GRAPH);
+        break;
       default:
         invalid("attribute '" + std::string(safe(a.name)) + "' of node '" + safe(n.name) +
                 "' has unknown type " + std::to_string(a.type));
@@ -316,6 +326,10 @@ GraphViewStorage::GraphViewStorage(const onnx::ModelProto& model) {
         e.count = l.size();
       } else if (a.type() == onnx::AttributeProto::TENSOR) {
         e.t = &attr_tensors_.emplace_back(add_tensor(from_tensor_proto(a.t())));
+      } else if (a.type() == onnx::AttributeProto::GRAPH) {
+        const std::string& bytes = graph_bytes_.emplace_back(a.g().SerializeAsString());
+        e.s = bytes.data();
+        e.s_size = bytes.size();
       }
       attrs.push_back(e);
     }

@@ -43,6 +43,7 @@ class GraphViewStorage {
   std::deque<std::vector<double>> float_lists_;
   std::deque<std::vector<const char*>> string_lists_;
   std::deque<enp_tensor_t> attr_tensors_;
+  std::deque<std::string> graph_bytes_;  // ENP_ATTR_GRAPH: serialized subgraphs
   std::deque<std::vector<enp_attribute_t>> attr_lists_;
   std::vector<enp_node_t> nodes_;
   std::vector<enp_tensor_t> inputs_, outputs_, initializers_, value_infos_;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ir/control_flow.hpp"
 #include "onnx_convert.hpp"
 
 namespace eulernpu::host::ir {
@@ -156,7 +157,10 @@ int GraphEdit::commit() {
   for (auto& t : added_) *g.add_initializer() = std::move(t);
   // Initializers (and their input entries, for old IR versions) nothing reads.
   std::set<std::string> read;
-  for (const auto& n : g.node()) read.insert(n.input().begin(), n.input().end());
+  for (const auto& n : g.node()) {
+    read.insert(n.input().begin(), n.input().end());
+    add_subgraph_reads(n, read);
+  }
   for (const auto& o : g.output()) read.insert(o.name());
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   std::set<std::string> dropped;

@@ -22,52 +22,6 @@ int64_t default_opset(const onnx::ModelProto& model) {
 // BN exposes a Conv to the next one): sweep until nothing changes.
 constexpr int kMaxSweeps = 8;
 
-// ONNX's converter spells the inputs it adds (Slice's starts, Clip's
-// bounds, ...) as Constant nodes; the IR holds constants as initializers,
-// as the frontends write them.
-void constants_to_initializers(onnx::ModelProto& model, const std::string& source) {
-  onnx::GraphProto& g = *model.mutable_graph();
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-  for (auto& n : *g.mutable_node()) {
-    if (n.op_type() != "Constant" || !n.domain().empty() || n.output_size() != 1) {
-      *kept.Add() = std::move(n);
-      continue;
-    }
-    onnx::TensorProto t;
-    bool ok = n.attribute_size() == 1;
-    if (ok) {
-      const onnx::AttributeProto& a = n.attribute(0);
-      if (a.name() == "value" && a.has_t()) {
-        t = a.t();
-      } else if (a.name() == "value_float") {
-        t.set_data_type(onnx::TensorProto::FLOAT);
-        t.add_float_data(a.f());
-      } else if (a.name() == "value_floats") {
-        t.set_data_type(onnx::TensorProto::FLOAT);
-        t.add_dims(a.floats_size());
-        for (float f : a.floats()) t.add_float_data(f);
-      } else if (a.name() == "value_int") {
-        t.set_data_type(onnx::TensorProto::INT64);
-        t.add_int64_data(a.i());
-      } else if (a.name() == "value_ints") {
-        t.set_data_type(onnx::TensorProto::INT64);
-        t.add_dims(a.ints_size());
-        for (int64_t i : a.ints()) t.add_int64_data(i);
-      } else {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      throw UserError("unsupported onnx feature",
-                      source + ": Constant node '" + n.name() + "' has no tensor value",
-                      "give the constant as a tensor ('value')");
-    }
-    t.set_name(n.output(0));
-    *g.add_initializer() = std::move(t);
-  }
-  g.mutable_node()->Swap(&kept);
-}
-
 }  // namespace
 
 std::vector<AppliedRewrite> raise_opset(onnx::ModelProto& model, const std::string& source,
@@ -86,7 +40,6 @@ std::vector<AppliedRewrite> raise_opset(onnx::ModelProto& model, const std::stri
                         " or newer with onnx.version_converter, or compile it without "
                         "--calib-data-path (float32)");
   }
-  constants_to_initializers(converted, source);
   // The converter keeps the IR version; opset 13 needs IR 7 or newer.
   if (converted.ir_version() < 7) converted.set_ir_version(7);
   // Types are inferred again at the new opset.

@@ -265,6 +265,12 @@ std::optional<std::vector<Tensor>> cast_fold(InferContext& ctx) {
       if (from == DType::kFloat32) return std::vector<Tensor>{in};
       // int -> float rounds like a C cast, as numpy's astype does.
       return std::vector<Tensor>{make(out, convert<float>(in))};
+    case DType::kBool: {
+      // Non-zero is true (an If's condition cast from a shape test).
+      std::vector<uint8_t> b;
+      for (double v : convert<double>(in)) b.push_back(v != 0 ? 1 : 0);
+      return std::vector<Tensor>{make(out, b)};
+    }
     default:
       return std::nullopt;
   }

@@ -5,6 +5,7 @@
 
 #include "error.hpp"
 #include "host_api.hpp"
+#include "ir/control_flow.hpp"
 #include "onnx_convert.hpp"
 #include "op_rules.hpp"
 
@@ -178,6 +179,7 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
   for (int i = 0; i < g.node_size(); ++i) {
     if (folded[static_cast<size_t>(i)]) continue;
     for (const auto& in : g.node(i).input()) read.insert(in);
+    add_subgraph_reads(g.node(i), read);
     *kept.Add() = g.node(i);
   }
   for (const auto& o : g.output()) read.insert(o.name());

@@ -333,6 +333,7 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
     std::deque<std::vector<const char*>> strings;
     std::deque<RawTensor> tensors;
     std::deque<enp_tensor_t> tensor_views;
+    std::deque<std::string> graphs;
     for (const auto& a : n.attribute()) {
       enp_attribute_t e{};
       e.name = a.name().c_str();
@@ -373,12 +374,27 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
           e.count = l.size();
           break;
         }
+        case onnx::AttributeProto::GRAPH: {
+          // The host inlines an If whose condition becomes constant; the
+          // subgraph crosses as ONNX's own serialized bytes (abi.h).
+          std::string& bytes = graphs.emplace_back();
+          if (!a.g().SerializeToString(&bytes)) {
+            throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt",
+                        model_path + ": node '" + name + "': subgraph '" + a.name() +
+                            "' cannot be serialized",
+                        "re-export the model");
+          }
+          e.type = ENP_ATTR_GRAPH;
+          e.s = bytes.data();
+          e.s_size = bytes.size();
+          break;
+        }
         default:
           throw Error(ENP_UNIMPLEMENTED, "unsupported onnx feature",
                       model_path + ": node '" + name + "' (" + n.op_type() + ") has attribute '" +
-                          a.name() + "' of a kind eulernpu does not support (subgraphs, " +
-                          "sparse tensors, type protos)",
-                      "control flow (If, Loop, Scan) must be unrolled before compiling");
+                          a.name() + "' of a kind eulernpu does not support (lists of " +
+                          "subgraphs, sparse tensors, type protos)",
+                      "rewrite the node without it (for example with onnx-simplifier)");
       }
       attrs.push_back(e);
     }

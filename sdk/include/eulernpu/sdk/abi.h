@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 2
+#define ENP_ABI_MINOR 3
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -137,6 +137,11 @@ typedef enum enp_attr_type_t {
   ENP_ATTR_INT = 2,
   ENP_ATTR_STRING = 3,
   ENP_ATTR_TENSOR = 4,
+  /* ABI 1.3. A subgraph (If's branches, a Loop's body): s/s_size hold the
+   * subgraph as a serialized onnx.GraphProto, ONNX's own wire format, so
+   * no protobuf object crosses the boundary. The host inlines an If whose
+   * condition is constant once shapes are known; it lowers nothing else. */
+  ENP_ATTR_GRAPH = 5,
   ENP_ATTR_FLOATS = 6,
   ENP_ATTR_INTS = 7,
   ENP_ATTR_STRINGS = 8
