@@ -1,14 +1,19 @@
 // eulernpu inspect: what a model is, and which backend can run which nodes.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "backend_calls.hpp"
 #include "cli.hpp"
 #include "error.hpp"
 #include "ir_file.hpp"
 #include "model.hpp"
+#include "model_source.hpp"
+#include "node_summary.hpp"
 #include "onnx_convert.hpp"
+#include "partition.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -46,7 +51,12 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
                            "loaded backend supports (and why not the rest).");
   options.add_options()("file", "IR file (.mblt) or any model a frontend reads",
                         cxxopts::value<std::string>())(
-      "backend", "only this backend", cxxopts::value<std::string>())("json", "print JSON");
+      "backend", "only this backend, with the partitions compile would cut",
+      cxxopts::value<std::string>())("json", "print JSON")(
+      "input-shape", "fix a dynamic input shape: NAME=D0,D1,... (repeatable)",
+      cxxopts::value<std::vector<std::string>>())(
+      "freeze-input", "make an input a constant: NAME=V0,V1,... (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"file"});
   options.positional_help("FILE");
   auto args = parse_command(options, argc, argv);
@@ -54,11 +64,22 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
   require(*args, "inspect", "file");
   const std::string path = (*args)["file"].as<std::string>();
 
+  const auto shapes = name_values(*args, "input-shape", "input=1,3,224,224");
+  const auto frozen = name_values(*args, "freeze-input", "sr=16000");
   onnx::ModelProto model;
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".mblt") == 0) {
+    if (!shapes.empty() || !frozen.empty()) {
+      throw UserError("invalid command line",
+                      "--input-shape and --freeze-input apply when parsing; an IR file is parsed",
+                      "pass them to 'eulernpu parse', or inspect the source model");
+    }
     model = read_ir_file(path);
   } else {
-    model = import_model(ctx.registry(), path, {}).model;
+    ImportOptions import;
+    for (const auto& [name, dims] : shapes)
+      import.options.emplace_back("input_shape." + name, dims);
+    model = import_model(ctx.registry(), path, import).model;
+    freeze_inputs(model, frozen, path);
   }
   const auto& g = model.graph();
   std::set<std::string> weights;
@@ -80,6 +101,31 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
 
   const auto inputs = rows(g.input(), weights);
   const auto outputs = rows(g.output(), {});
+  // A dynamic input dimension is the reason behind every node downstream of
+  // it: said once, with the option that fixes it.
+  std::vector<std::string> dynamic;
+  for (const ValueRow& r : inputs) {
+    bool is_dynamic = false;
+    for (const auto& v : g.input()) {
+      if (v.name() != r.name) continue;
+      for (int64_t d : type_of(v).shape) is_dynamic |= d < 0;
+    }
+    if (is_dynamic) dynamic.push_back(r.name + " " + r.shape);
+  }
+  auto waits_on_dynamic = [&](const std::string& reason) {
+    return !dynamic.empty() && reason.find("dynamic dimension") != std::string::npos;
+  };
+  // The partitions compile would cut for the one backend asked about.
+  std::optional<PartitionPlan> plan;
+  std::string plan_error;
+  if (args->count("backend") && dynamic.empty()) {
+    try {
+      plan = plan_partitions(model, *backends[0], ctx.registry().backend("cpu_ref"),
+                             support[0].second, CpuOffload::kAuto, path, "");
+    } catch (const UserError& e) {
+      plan_error = e.title() + ": " + e.where();
+    }
+  }
   if (args->count("json")) {
     nlohmann::ordered_json j;
     j["name"] = g.name();
@@ -112,6 +158,21 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
       jb["supported_nodes"] = ok;
       j["backends"].push_back(jb);
     }
+    j["dynamic_inputs"] = dynamic;
+    if (plan) {
+      j["partitions"] = nlohmann::ordered_json::array();
+      for (const Partition& p : plan->partitions) {
+        nlohmann::ordered_json jp{{"backend", p.backend->name},
+                                  {"offloaded", p.offloaded},
+                                  {"nodes", p.nodes.size()},
+                                  {"macs", p.macs},
+                                  {"inputs", nlohmann::ordered_json::array()},
+                                  {"outputs", nlohmann::ordered_json::array()}};
+        for (const auto& b : p.inputs) jp["inputs"].push_back(boundary_json(b));
+        for (const auto& b : p.outputs) jp["outputs"].push_back(boundary_json(b));
+        j["partitions"].push_back(jp);
+      }
+    }
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -133,17 +194,69 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::printf("Ops:\n");
   for (const auto& [op, count] : ops) std::printf("  %-24s %d\n", op.c_str(), count);
+  if (!dynamic.empty()) {
+    std::printf("Dynamic inputs (backends need static shapes; fix them with --input-shape):\n");
+    for (const std::string& d : dynamic) std::printf("  %s\n", d.c_str());
+  }
   std::printf("Backends:\n");
   for (const auto& [b, entries] : support) {
     int ok = 0;
     for (const auto& e : entries) ok += e.supported ? 1 : 0;
     std::printf("  %-14s %d/%d nodes supported\n", b->name.c_str(), ok, g.node_size());
+    // Nodes sharing a reason are one line past a few of them.
+    std::vector<std::pair<std::string, std::vector<NodeProblem>>> by_reason;
+    size_t waiting = 0;
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].supported) continue;
+      if (waits_on_dynamic(entries[i].reason)) {
+        ++waiting;
+        continue;
+      }
       const auto& n = g.node(static_cast<int>(i));
-      std::printf("    node '%s' (%s): %s\n", n.name().c_str(), n.op_type().c_str(),
-                  entries[i].reason.c_str());
+      auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                             [&](const auto& r) { return r.first == entries[i].reason; });
+      if (it == by_reason.end()) {
+        by_reason.push_back({entries[i].reason, {}});
+        it = by_reason.end() - 1;
+      }
+      it->second.push_back({n.name(), n.op_type(), entries[i].reason});
     }
+    if (waiting) {
+      std::printf("    %zu node%s wait on the dynamic inputs above\n", waiting,
+                  waiting == 1 ? "" : "s");
+    }
+    for (const auto& [reason, nodes] : by_reason) {
+      if (nodes.size() <= 3) {
+        for (const NodeProblem& n : nodes) {
+          std::printf("    node '%s' (%s): %s\n", n.node.c_str(), n.op.c_str(), n.reason.c_str());
+        }
+      } else {
+        std::printf("    %s\n", summarize_nodes(nodes).c_str());
+      }
+    }
+  }
+  if (plan) {
+    std::printf("Partitions on %s (--cpu-offload auto): %s\n", backends[0]->name.c_str(),
+                describe_partitions(*plan).c_str());
+    for (size_t k = 0; k < plan->partitions.size(); ++k) {
+      const Partition& p = plan->partitions[k];
+      std::printf("  p%zu %s%s: %zu nodes, %lld MACs\n", k, p.backend->name.c_str(),
+                  p.offloaded ? " (host)" : "", p.nodes.size(), static_cast<long long>(p.macs));
+      for (const auto& [label, list] :
+           {std::pair{"in ", &p.inputs}, std::pair{"out", &p.outputs}}) {
+        for (const BoundaryValue& v : *list) {
+          std::printf("    %s %s %s %s", label, v.name.c_str(), dtype_name(v.dtype),
+                      shape_string(v.shape).c_str());
+          if (v.quantized) std::printf(" scale %.6g zero_point %d", v.scale, v.zero_point);
+          std::printf("\n");
+        }
+      }
+    }
+  } else if (!plan_error.empty()) {
+    std::printf("Partitions on %s: not cut (%s)\n", backends[0]->name.c_str(), plan_error.c_str());
+  } else if (args->count("backend")) {
+    std::printf("Partitions on %s: cut once the shapes are static (--input-shape)\n",
+                backends[0]->name.c_str());
   }
   return 0;
 }

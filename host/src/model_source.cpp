@@ -21,6 +21,22 @@ void add_model_options(cxxopts::Options& options, bool with_mblt) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> name_values(const cxxopts::ParseResult& args,
+                                                             const std::string& option,
+                                                             const std::string& example) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!args.count(option)) return out;
+  for (const std::string& item : args[option].as<std::vector<std::string>>()) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UserError("invalid command line", "--" + option + " '" + item + "' is not NAME=...",
+                      "e.g. --" + option + " " + example);
+    }
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
 LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command) {
   const size_t given = args.count("spec") + args.count("model") + args.count("mblt");
   if (given != 1) {
@@ -30,29 +46,8 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
                     "see 'eulernpu " + command + " --help'");
   }
   LoadedModel out;
-  if (args.count("input-shape")) {
-    for (const std::string& spec : args["input-shape"].as<std::vector<std::string>>()) {
-      const auto eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw UserError("invalid command line",
-                        "--input-shape '" + spec + "' is not NAME=D0,D1,...",
-                        "e.g. --input-shape input=1,3,224,224");
-      }
-      out.input_shapes.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
-    }
-  }
-  std::vector<std::pair<std::string, std::string>> frozen;
-  if (args.count("freeze-input")) {
-    for (const std::string& spec : args["freeze-input"].as<std::vector<std::string>>()) {
-      const auto eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        throw UserError("invalid command line",
-                        "--freeze-input '" + spec + "' is not NAME=V0,V1,...",
-                        "e.g. --freeze-input sr=16000");
-      }
-      frozen.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
-    }
-  }
+  out.input_shapes = name_values(args, "input-shape", "input=1,3,224,224");
+  const auto frozen = name_values(args, "freeze-input", "sr=16000");
   if (args.count("mblt")) {
     if (!out.input_shapes.empty() || !frozen.empty() || args.count("weights")) {
       throw UserError("invalid command line",

@@ -19,6 +19,12 @@ struct LoadedModel {
 // Adds the model options; `with_mblt` also offers --mblt.
 void add_model_options(cxxopts::Options& options, bool with_mblt);
 
+// The NAME=VALUE items of a repeatable option (--input-shape,
+// --freeze-input); UserError for an item without '=' (`example` shows the form).
+std::vector<std::pair<std::string, std::string>> name_values(const cxxopts::ParseResult& args,
+                                                             const std::string& option,
+                                                             const std::string& example);
+
 // Loads the one model the options name. Throws UserError if none or more
 // than one is given.
 LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command);

@@ -197,6 +197,31 @@ class PartitionTest(CliTestCase):
                    title="no partition for the backend")
         self.assert_absent(body)
 
+    def test_inspect_shows_the_partitions_and_their_boundaries(self):
+        qir = self.path("q.mblt")
+        self.ok("compile", "--model", os.path.join(DIGITS, "mlp.onnx"), "--input-shape",
+                "input=1,1,8,8", "--calib-data-path", CALIB, "--config", FC2_FLOAT,
+                "--save-quantized-ir", qir, "--out", self.path("ref"))
+        r = self.ok("inspect", qir, "--backend", "npu_sim")
+        self.assertIn("Partitions on npu_sim (--cpu-offload auto): 3 partitions: npu_sim 3 nodes → "
+                      "cpu_ref (host) 4 nodes → npu_sim 2 nodes", r.stdout)
+        self.assertRegex(r.stdout, r"out fc1\.relu_int8 int8 \(1, 64\) scale [0-9.e-]+ zero_point -?\d+")
+        j = json.loads(self.ok("inspect", qir, "--backend", "npu_sim", "--json").stdout)
+        self.assertEqual([p["backend"] for p in j["partitions"]], ["npu_sim", "cpu_ref", "npu_sim"])
+
+    def test_inspect_says_a_dynamic_dimension_once_and_takes_input_shape(self):
+        mlp = os.path.join(DIGITS, "mlp.onnx")
+        r = self.ok("inspect", mlp, "--backend", "cpu_ref")
+        self.assertIn("Dynamic inputs (backends need static shapes; fix them with --input-shape):",
+                      r.stdout)
+        self.assertIn("nodes wait on the dynamic inputs above", r.stdout)
+        self.assertNotIn("has a dynamic dimension", r.stdout)
+        r = self.ok("inspect", mlp, "--backend", "cpu_ref", "--input-shape", "input=1,1,8,8")
+        self.assertIn("6/6 nodes supported", r.stdout)
+        self.assertIn("1 partition: cpu_ref 6 nodes", r.stdout)
+        self.error("inspect", mlp, "--input-shape", "input", title="invalid command line",
+                   where="--input-shape 'input' is not NAME=...")
+
     def test_a_manifest_whose_chain_is_broken_is_corrupt(self):
         npu = self.path("npu")
         self.ok("compile", *MLP, "--config", FC2_FLOAT, "--backend", "npu_sim", "--out", npu)
