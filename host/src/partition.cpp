@@ -56,6 +56,11 @@ CpuOffload parse_cpu_offload(const std::string& text) {
 }
 
 int64_t count_macs(const onnx::ModelProto& model) {
+  const MacSplit m = count_mac_split(model);
+  return m.int8 + m.float_macs;
+}
+
+MacSplit count_mac_split(const onnx::ModelProto& model) {
   std::map<std::string, std::vector<int64_t>> dims;
   auto note = [&](const onnx::ValueInfoProto& v) { dims[v.name()] = type_of(v).shape; };
   for (const auto& v : model.graph().input()) note(v);
@@ -68,8 +73,9 @@ int64_t count_macs(const onnx::ModelProto& model) {
     const auto it = dims.find(name);
     return it == dims.end() ? std::vector<int64_t>{} : it->second;
   };
-  int64_t total = 0;
+  MacSplit total;
   for (const auto& n : model.graph().node()) {
+    int64_t& sum = n.domain() == "ai.eulernpu" ? total.int8 : total.float_macs;
     const std::string& op = n.op_type();
     if (n.input_size() < 2 || n.output_size() < 1) continue;
     const auto w = shape(n.input(1));
@@ -77,10 +83,10 @@ int64_t count_macs(const onnx::ModelProto& model) {
     if (w.empty() || y.empty()) continue;
     if (op == "Conv" || op == "QConv") {
       // Each output element: C/group · k... terms (W is (O, C/group, k...)).
-      total += product(y) * product(w, 1);
+      sum += product(y) * product(w, 1);
     } else if (op == "ConvTranspose" || op == "QConvTranspose") {
       // Each input element meets O/group · k... weights (W is (C, O/group, k...)).
-      total += product(shape(n.input(0))) * product(w, 1);
+      sum += product(shape(n.input(0))) * product(w, 1);
     } else if (op == "Gemm" || op == "QGemm" || op == "MatMul" || op == "QMatMul") {
       const auto a = shape(n.input(0));
       if (a.empty()) continue;
@@ -89,7 +95,7 @@ int64_t count_macs(const onnx::ModelProto& model) {
       for (const auto& attr : n.attribute()) {
         if (attr.name() == "transA" && attr.i() != 0 && a.size() == 2) k = a[0];
       }
-      total += product(y) * k;
+      sum += product(y) * k;
     }
   }
   return total;

@@ -74,6 +74,13 @@ PartitionPlan plan_partitions(const onnx::ModelProto& model, const LoadedPlugin&
 // their ai.eulernpu int8 forms) of a finalized model.
 int64_t count_macs(const onnx::ModelProto& model);
 
+// The same split by arithmetic: the ai.eulernpu int8 ops, and the rest.
+struct MacSplit {
+  int64_t int8 = 0;
+  int64_t float_macs = 0;
+};
+MacSplit count_mac_split(const onnx::ModelProto& model);
+
 // One boundary value as manifests and IR metadata record it: name, dtype,
 // shape, and scale/zero_point for int8 values.
 nlohmann::ordered_json boundary_json(const BoundaryValue& b);

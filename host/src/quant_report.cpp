@@ -171,6 +171,27 @@ std::string QuantReport::summary(size_t worst) const {
     }
     out += sdk::text_table(rows, {false, false, false, true, true, true, true});
   }
+  if (accuracy_) {
+    const AccuracyOutcome& a = *accuracy_;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "Accuracy target %.2f dB: %s at %.2f dB on %zu calibration sample%s", a.target_db,
+                  a.met ? "met" : "NOT met", a.sqnr_db, a.samples, a.samples == 1 ? "" : "s");
+    out += line;
+    out += a.kept.empty() ? std::string(", no node kept in float32")
+                          : ", keeping " + std::to_string(a.kept.size()) + " node" +
+                                (a.kept.size() == 1 ? "" : "s") + " in float32";
+    if (!a.kept.empty()) {
+      out += ": ";
+      for (size_t i = 0; i < a.kept.size() && i < 5; ++i) out += (i ? ", " : "") + a.kept[i];
+      if (a.kept.size() > 5) out += ", and " + std::to_string(a.kept.size() - 5) + " more";
+    }
+    const int64_t total = int8_macs_ + float_macs_;
+    std::snprintf(
+        line, sizeof line, "; %.1f %% of MACs in int8\n",
+        total ? 100.0 * static_cast<double>(int8_macs_) / static_cast<double>(total) : 100.0);
+    out += line;
+  }
   if (!rewrites_.empty()) {
     out += "Optimized before quantization: " + ir::rewrite_counts(rewrites_) + "\n";
   }
@@ -226,11 +247,27 @@ std::string QuantReport::json_text() const {
   for (const auto& r : rewrites_) {
     rewrites.push_back({{"pass", r.pass}, {"node", r.node}, {"detail", r.detail}});
   }
-  const nlohmann::ordered_json doc = {{"format", 1},
-                                      {"samples", samples_},
-                                      {"layers", layers},
-                                      {"float32_nodes", fp32},
-                                      {"rewrites", rewrites}};
+  const int64_t total = int8_macs_ + float_macs_;
+  nlohmann::ordered_json macs = {
+      {"int8", int8_macs_},
+      {"float32", float_macs_},
+      {"int8_share", total ? static_cast<double>(int8_macs_) / static_cast<double>(total) : 1.0}};
+  nlohmann::ordered_json accuracy = nullptr;
+  if (accuracy_) {
+    nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
+    for (const auto& r : accuracy_->rounds) {
+      rounds.push_back({{"kept", r.kept}, {"sqnr_db", json_number(r.sqnr_db)}});
+    }
+    accuracy = {{"target_db", accuracy_->target_db},
+                {"met", accuracy_->met},
+                {"sqnr_db", json_number(accuracy_->sqnr_db)},
+                {"samples", accuracy_->samples},
+                {"kept_fp32", accuracy_->kept},
+                {"rounds", rounds}};
+  }
+  const nlohmann::ordered_json doc = {
+      {"format", 1},          {"samples", samples_}, {"layers", layers},    {"float32_nodes", fp32},
+      {"rewrites", rewrites}, {"macs", macs},        {"accuracy", accuracy}};
   // Node names come from the model and may not be valid UTF-8; a report with
   // a replaced character beats no report.
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "accuracy_target.hpp"
 #include "ir/optimize.hpp"
 #include "tensor.hpp"
 
@@ -69,6 +71,13 @@ class QuantReport {
   // The graph rewrites applied before quantization (docs/optimization.md).
   void set_rewrites(std::vector<ir::AppliedRewrite> rewrites) { rewrites_ = std::move(rewrites); }
   const std::vector<ir::AppliedRewrite>& rewrites() const { return rewrites_; }
+  // Multiply-accumulates of the quantized graph, int8 and float32.
+  void set_macs(int64_t int8, int64_t float32) {
+    int8_macs_ = int8;
+    float_macs_ = float32;
+  }
+  // What --accuracy-target did (accuracy_target.hpp).
+  void set_accuracy(AccuracyOutcome a) { accuracy_ = std::move(a); }
   // The number of calibration samples the report covers.
   void set_samples(uint64_t samples) { samples_ = samples; }
 
@@ -106,6 +115,8 @@ class QuantReport {
 
  private:
   std::vector<ir::AppliedRewrite> rewrites_;
+  int64_t int8_macs_ = 0, float_macs_ = 0;
+  std::optional<AccuracyOutcome> accuracy_;
   std::vector<LayerError> layers_;
   std::vector<Float32Node> float32_nodes_;
   uint64_t samples_ = 0;

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <map>
 
+#include "accuracy_target.hpp"
 #include "activations.hpp"
 #include "error.hpp"
 #include "ir/optimize.hpp"
 #include "ir_file.hpp"
+#include "partition.hpp"
 #include "progress.hpp"
 #include "quant_config.hpp"
 #include "quant_report.hpp"
@@ -41,7 +43,11 @@ void add_quantize_options(cxxopts::Options& options) {
           std::to_string(kSensitivitySamples) + " with --report, else 0 = skipped)",
       cxxopts::value<int64_t>())(
       "no-optimize",
-      "quantize the graph as given: no rewrites before quantization (docs/optimization.md)");
+      "quantize the graph as given: no rewrites before quantization (docs/optimization.md)")(
+      "accuracy-target",
+      "keep the most sensitive nodes in float32 until the outputs reach this SQNR (dB) on the "
+      "calibration samples",
+      cxxopts::value<double>());
 }
 
 bool wants_quantization(const cxxopts::ParseResult& args) {
@@ -117,12 +123,7 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
   for (const auto& v : meta["values"]) {
     fq.push_back({v.value("float", ""), v.value("scale", 1.0), v.value("zero_point", 0)});
   }
-  // One run per value over all the samples as a batch: the per-run cost of
-  // a large model then counts once per value, not once per sample.
-  const onnx::ModelProto batched =
-      at_batch(float_model, source, static_cast<int64_t>(sample_set.size()));
-  const auto db = measure_sensitivity(reference, options, with_fake_quant_switches(batched, fq),
-                                      stack_samples(sample_set));
+  const auto db = value_sensitivity(reference, options, float_model, fq, source, sample_set);
   for (size_t i = 0; i < db.size(); ++i) {
     if (!std::isnan(db[i])) report.set_output_sqnr(i, db[i]);
   }
@@ -187,9 +188,67 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   if (current != UINT32_MAX) progress.end_pass();
   progress.finish();
 
+  std::optional<AccuracyOutcome> accuracy;
+  if (args.count("accuracy-target")) {
+    accuracy = AccuracyOutcome{};
+    accuracy->target_db = args["accuracy-target"].as<double>();
+    if (!std::isfinite(accuracy->target_db)) {
+      throw UserError("invalid command line", "--accuracy-target must be a number of dB",
+                      "e.g. --accuracy-target 30");
+    }
+    const auto& all = result.calibration.samples;
+    const std::vector<std::vector<Tensor>> measured(
+        all.begin(), all.begin() + static_cast<long>(std::min(all.size(), kAccuracySamples)));
+    accuracy->samples = measured.size();
+    std::vector<std::vector<std::string>> ranking;
+    size_t next = 0, step = 1;
+    for (int round = 0;; ++round) {
+      accuracy->sqnr_db =
+          model_outputs_sqnr(*request.reference, request.reference_options,
+                             result.float_at_batch_one, result.model, source, measured);
+      accuracy->rounds.push_back({accuracy->kept.size(), accuracy->sqnr_db});
+      if (accuracy->sqnr_db >= accuracy->target_db) {
+        accuracy->met = true;
+        break;
+      }
+      if (round == kMaxAccuracyRounds) break;
+      if (round == 0) {
+        const std::vector<std::vector<Tensor>> few(
+            measured.begin(),
+            measured.begin() + static_cast<long>(std::min(measured.size(), kRankingSamples)));
+        ranking = sensitivity_ranking(*request.reference, request.reference_options,
+                                      result.float_at_batch_one, result.model, source, few);
+      }
+      // The next most sensitive nodes: 1, 1, 2, 4, ... per round, so a
+      // target far off takes few rounds and a near one keeps few nodes.
+      size_t added = 0;
+      while (added < step && next < ranking.size()) {
+        bool grew = false;
+        for (const std::string& node : ranking[next]) {
+          LayerOverride& o = config.layers[node];
+          if (o.keep_fp32) continue;
+          o.keep_fp32 = true;
+          o.per_tensor = false;
+          accuracy->kept.push_back(node);
+          grew = true;
+        }
+        ++next;
+        added += grew ? 1 : 0;
+      }
+      if (added == 0) break;  // every ranked node is float32 already
+      if (round > 0) step *= 2;
+      request.quantizer_options = config.to_options();
+      request.progress = nullptr;
+      result = quantize_model(optimized, source, request);
+    }
+  }
+
   if (auto path = maybe(args, "save-quantized-ir")) write_ir_file(*path, result.model);
   QuantReport report;
   report.set_rewrites(std::move(rewrites));
+  const MacSplit macs = count_mac_split(result.model);
+  report.set_macs(macs.int8, macs.float_macs);
+  if (accuracy) report.set_accuracy(*accuracy);
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
           source, result.calibration, static_cast<size_t>(sensitivity_samples), report);
   if (auto path = maybe(args, "report")) report.write_json(*path);

@@ -1,5 +1,7 @@
 #include "sensitivity.hpp"
 
+#include "quantize.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -152,6 +154,17 @@ std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& sample
     }
   }
   return out;
+}
+
+std::vector<double> value_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
+                                      const onnx::ModelProto& float_model,
+                                      const std::vector<FakeQuantValue>& values,
+                                      const std::string& source,
+                                      const std::vector<std::vector<Tensor>>& samples) {
+  const onnx::ModelProto batched =
+      at_batch(float_model, source, static_cast<int64_t>(samples.size()));
+  return measure_sensitivity(reference, options, with_fake_quant_switches(batched, values),
+                             stack_samples(samples));
 }
 
 }  // namespace eulernpu::host

@@ -55,4 +55,14 @@ std::vector<double> measure_sensitivity(const LoadedPlugin& reference, const Key
 // input.
 std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples);
 
+// Per value of `values`, the outputs' SQNR when only it is quantized:
+// `float_model` at the batch of `samples`, every switch flipped in turn
+// (measure_sensitivity). One run per value over all samples as a batch, so
+// a large model's per-run cost counts once per value, not per sample.
+std::vector<double> value_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
+                                      const onnx::ModelProto& float_model,
+                                      const std::vector<FakeQuantValue>& values,
+                                      const std::string& source,
+                                      const std::vector<std::vector<Tensor>>& samples);
+
 }  // namespace eulernpu::host

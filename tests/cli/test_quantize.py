@@ -209,6 +209,29 @@ class QuantizeTest(CliTestCase):
         self.compile_int8("mlp_badscale", bad)
         self.assertLess(sqnr_db(want, self.run_logits(bad)), 10.0)
 
+    def test_accuracy_target_keeps_the_badly_scaled_layer_in_float32(self):
+        art, rep = self.path("bs.mxq"), self.path("bs.json")
+        r = self.compile_int8("mlp_badscale", art, "--accuracy-target", "30", "--report", rep,
+                              "--sensitivity-samples", "0")
+        self.assertIn("Accuracy target 30.00 dB: met", r.stdout)
+        with open(rep, encoding="utf-8") as f:
+            acc = json.load(f)["accuracy"]
+        # fc1's output is the badly scaled value: fc1 and its reader fc2 keep
+        # it float32, found in one round from the "alone" ranking.
+        self.assertEqual(acc["kept_fp32"], ["fc1", "fc2"])
+        self.assertEqual([r["kept"] for r in acc["rounds"]], [0, 2])
+        self.assertLess(float(acc["rounds"][0]["sqnr_db"]), 10.0)
+        self.assertTrue(acc["met"])
+        got, want = self.run_logits(art), self.reference("mlp_badscale")
+        self.assertGreaterEqual(sqnr_db(want, got), 30.0)  # held out, not calibration
+        # A target the model already meets keeps nothing.
+        r = self.compile_int8("mlp", self.path("mlp.mxq"), "--accuracy-target", "30")
+        self.assertIn("met", r.stdout)
+        self.assertIn("no node kept in float32", r.stdout)
+        self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"), "--input-shape",
+                   f"input={N},1,8,8", "--calib-data-path", CALIB, "--accuracy-target", "nan",
+                   "--out", self.path("x.mxq"), title="invalid command line")
+
     def test_calibration_data_of_the_wrong_shape_is_rejected(self):
         bad = self.path("calib")
         os.mkdir(bad)
