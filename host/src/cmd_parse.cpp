@@ -16,15 +16,18 @@ int cmd_parse(Context& ctx, int argc, char** argv) {
                            "checked, shape-inferred and constant-folded.");
   add_model_options(options, false);
   options.add_options()("output", "IR file to write (.mblt)", cxxopts::value<std::string>())(
-      "optimize", "apply the graph rewrites quantization starts with (docs/optimization.md)");
+      "optimize", "apply the graph rewrites quantization starts with (docs/optimization.md)")(
+      "equalize", "with --optimize: also cross-layer equalization, as quantize --equalize");
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "parse", "output");
   LoadedModel loaded = load_model(ctx, *args, "parse");
   onnx::ModelProto& model = loaded.imported.model;
   if (args->count("optimize")) {
+    ir::OptimizeOptions optimize;
+    optimize.equalize = args->count("equalize") != 0;
     const auto rewrites = ir::optimize_for_quantization(
-        model, loaded.path, constant_evaluator(ctx.registry().backend("cpu_ref"), {}));
+        model, loaded.path, constant_evaluator(ctx.registry().backend("cpu_ref"), {}), optimize);
     std::printf("Optimize OK: %s\n", ir::rewrite_counts(rewrites).c_str());
   }
   add_provenance(model, {loaded.path, loaded.imported.frontend, loaded.input_shapes});

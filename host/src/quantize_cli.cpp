@@ -44,6 +44,9 @@ void add_quantize_options(cxxopts::Options& options) {
       cxxopts::value<int64_t>())(
       "no-optimize",
       "quantize the graph as given: no rewrites before quantization (docs/optimization.md)")(
+      "equalize",
+      "balance the channel ranges of Conv/Gemm pairs across a Relu before quantizing "
+      "(cross-layer equalization, docs/optimization.md)")(
       "accuracy-target",
       "keep the most sensitive nodes in float32 until the outputs reach this SQNR (dB) on the "
       "calibration samples",
@@ -181,8 +184,11 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
   onnx::ModelProto optimized = float_model;
   std::vector<ir::AppliedRewrite> rewrites;
   if (!args.count("no-optimize")) {
+    ir::OptimizeOptions optimize;
+    optimize.equalize = args.count("equalize") != 0;
     rewrites = ir::optimize_for_quantization(
-        optimized, source, constant_evaluator(*request.reference, request.reference_options));
+        optimized, source, constant_evaluator(*request.reference, request.reference_options),
+        optimize);
   }
   QuantizeResult result = quantize_model(optimized, source, request);
   if (current != UINT32_MAX) progress.end_pass();

@@ -51,7 +51,7 @@ def bn(x, y, prefix):
 
 
 class OptimizeTest(CliTestCase):
-    def check_rewrite(self, m, shape, before, after, rewrites):
+    def check_rewrite(self, m, shape, before, after, rewrites, *extra):
         """parse --optimize turns op list `before` into `after`, reports
         `rewrites`, and the float32 outputs agree."""
         src = self.path("m.onnx")
@@ -59,7 +59,7 @@ class OptimizeTest(CliTestCase):
         self.assertEqual([n.op_type for n in m.graph.node], before)
         plain, opt = self.path("plain.mblt"), self.path("opt.mblt")
         self.ok("parse", "--model", src, "--output", plain)
-        r = self.ok("parse", "--model", src, "--optimize", "--output", opt)
+        r = self.ok("parse", "--model", src, "--optimize", *extra, "--output", opt)
         for name in rewrites:
             self.assertIn(name, r.stdout)
         self.assertEqual([n.op_type for n in onnx.load(opt).graph.node], after)
@@ -166,6 +166,37 @@ class OptimizeTest(CliTestCase):
                            const("six", np.float32(6))], opset=opset)
                 self.check_rewrite(m, (4, 5), ["Add", "Clip", "Mul", "Div"], after,
                                    ["hardswish 1"])
+
+    def test_equalization_balances_conv_then_depthwise_and_gemm_pairs(self):
+        rng = np.random.default_rng(7)
+        w1 = rng.normal(0, 0.3, (4, 3, 1, 1)).astype(np.float32)
+        w1[2] *= 300  # one channel far larger than the rest
+        w2 = rng.normal(0, 0.3, (4, 1, 3, 3)).astype(np.float32)  # depthwise
+        g1 = rng.normal(0, 0.3, (36, 5)).astype(np.float32)
+        g1[:, 1] *= 50
+        g2 = rng.normal(0, 0.3, (2, 5)).astype(np.float32)  # transB
+        m = model([h.make_node("Conv", ["x", "w1", "b1"], ["c1"], "pw"),
+                   h.make_node("Relu", ["c1"], ["r1"], "relu1"),
+                   h.make_node("Conv", ["r1", "w2"], ["c2"], "dw", group=4),
+                   h.make_node("Flatten", ["c2"], ["f"], "flatten"),
+                   h.make_node("Gemm", ["f", "g1"], ["d1"], "fc1"),
+                   h.make_node("Relu", ["d1"], ["r2"], "relu2"),
+                   h.make_node("Gemm", ["r2", "g2", "b2"], ["y"], "fc2", transB=1)],
+                  [vi("x", [1, 3, 5, 5])], [vi("y", [1, 2])],
+                  [const("w1", w1), const("b1", rng.normal(0, 1, 4).astype(np.float32)),
+                   const("w2", w2), const("g1", g1), const("g2", g2),
+                   const("b2", np.zeros(2, np.float32))])
+        ops = [n.op_type for n in m.graph.node]
+        self.check_rewrite(m, (1, 3, 5, 5), ops, ops, ["equalize"], "--equalize")
+        # The large channels are balanced against their readers.
+        eq = {t.name: nh.to_array(t) for t in onnx.load(self.path("opt.mblt")).graph.initializer}
+        w1e = next(v for k, v in eq.items() if k.startswith("pw.weight_eq"))
+        w2e = next(v for k, v in eq.items() if k.startswith("dw.weight_eq"))
+        r1 = np.abs(w1e).reshape(4, -1).max(1)
+        r2 = np.abs(w2e).reshape(4, -1).max(1)
+        np.testing.assert_allclose(r1, r2, rtol=1e-3)
+        self.assertLess(r1.max() / r1.min(), (np.abs(w1).reshape(4, -1).max(1).max() /
+                                              np.abs(w1).reshape(4, -1).max(1).min()))
 
     def test_constant_subgraphs_fold(self):
         rng = np.random.default_rng(6)

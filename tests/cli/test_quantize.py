@@ -232,6 +232,24 @@ class QuantizeTest(CliTestCase):
                    f"input={N},1,8,8", "--calib-data-path", CALIB, "--accuracy-target", "nan",
                    "--out", self.path("x.mxq"), title="invalid command line")
 
+    def test_equalize_repairs_the_badly_scaled_layer_in_int8(self):
+        # Cross-layer equalization moves fc1's four x256 channels into fc2's
+        # weights: the same function, every layer int8 (docs/optimization.md).
+        art, rep = self.path("eq.mxq"), self.path("eq.json")
+        self.compile_int8("mlp_badscale", art, "--equalize", "--report", rep,
+                          "--sensitivity-samples", "0")
+        got, want = self.run_logits(art), self.reference("mlp_badscale")
+        db = sqnr_db(want, got)
+        agree = 100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1))
+        print(f"mlp_badscale --equalize: {db:.2f} dB, top-1 agreement {agree:.2f} %")
+        self.assertGreaterEqual(db, 35.0)
+        self.assertGreaterEqual(agree, 99.0)
+        with open(rep, encoding="utf-8") as f:
+            r = json.load(f)
+        self.assertEqual(r["macs"]["float32"], 0)
+        self.assertTrue(all(x["pass"] == "equalize" for x in r["rewrites"]))
+        self.assertGreater(len(r["rewrites"]), 0)
+
     def test_calibration_data_of_the_wrong_shape_is_rejected(self):
         bad = self.path("calib")
         os.mkdir(bad)

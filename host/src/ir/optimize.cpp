@@ -89,6 +89,12 @@ std::vector<AppliedRewrite> optimize_for_quantization(onnx::ModelProto& model,
     if (options.activations) changed |= run([](GraphEdit& e) { return fuse_activations(e); });
     if (!changed) break;
   }
+  // After BN folding. A layer between two pairs (a chain of three) is
+  // balanced with one neighbour per sweep, so sweep until the ranges settle,
+  // as Nagel et al. iterate.
+  for (int sweep = 0; options.equalize && sweep < kMaxSweeps; ++sweep) {
+    if (!run([](GraphEdit& e) { return equalize_layers(e); })) break;
+  }
   return applied;
 }
 

@@ -37,7 +37,8 @@ struct OptimizeOptions {
   bool fold_constants = true;
   bool fold_batchnorm = true;
   bool arithmetic = true;   // Div/Sub by constants
-  bool activations = true;  // HardSigmoid, HardSwish, LayerNormalization
+  bool activations = true;  // HardSigmoid, HardSwish
+  bool equalize = false;    // cross-layer equalization (opt_equalize.cpp)
 };
 
 // `model` is finalized; so is the result. Every failure is a UserError.
@@ -61,5 +62,6 @@ std::vector<AppliedRewrite> fold_constants(GraphEdit& edit, const onnx::ModelPro
 std::vector<AppliedRewrite> fold_batchnorm(GraphEdit& edit);
 std::vector<AppliedRewrite> constant_arithmetic(GraphEdit& edit);
 std::vector<AppliedRewrite> fuse_activations(GraphEdit& edit);
+std::vector<AppliedRewrite> equalize_layers(GraphEdit& edit);
 
 }  // namespace eulernpu::host::ir
