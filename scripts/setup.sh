@@ -17,6 +17,10 @@ packages=(
   g++-aarch64-linux-gnu
 )
 
+# The real-model suite fetches its models with npm (tests/real_models). A
+# machine with Node.js from elsewhere (it brings npm) keeps it.
+if ! command -v npm >/dev/null 2>&1; then packages+=(npm); fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
