@@ -8,6 +8,7 @@
 #include <set>
 
 #include "artifact.hpp"
+#include "error.hpp"
 #include "model.hpp"
 
 namespace eulernpu::host {
@@ -161,10 +162,24 @@ std::vector<double> value_sensitivity(const LoadedPlugin& reference, const KeyVa
                                       const std::vector<FakeQuantValue>& values,
                                       const std::string& source,
                                       const std::vector<std::vector<Tensor>>& samples) {
-  const onnx::ModelProto batched =
-      at_batch(float_model, source, static_cast<int64_t>(samples.size()));
-  return measure_sensitivity(reference, options, with_fake_quant_switches(batched, values),
-                             stack_samples(samples));
+  if (samples.empty()) {
+    return std::vector<double>(values.size(), std::numeric_limits<double>::quiet_NaN());
+  }
+  if (samples.size() > 1) {
+    try {
+      const onnx::ModelProto batched =
+          at_batch(float_model, source, static_cast<int64_t>(samples.size()));
+      return measure_sensitivity(reference, options, with_fake_quant_switches(batched, values),
+                                 stack_samples(samples));
+    } catch (const UserError&) {
+      // A graph that cannot run at another batch (a batch-1 constant
+      // concatenated with the data, as tf2onnx writes them): the first
+      // sample alone, at the model's own batch.
+    }
+  }
+  const std::vector<std::vector<Tensor>> first(samples.begin(), samples.begin() + 1);
+  return measure_sensitivity(reference, options, with_fake_quant_switches(float_model, values),
+                             stack_samples(first));
 }
 
 }  // namespace eulernpu::host
