@@ -73,6 +73,15 @@ def _diff_stats(got, exp):
             "tol_ratio": float((d / (TOL["atol"] + TOL["rtol"] * np.abs(exp64))).max()) if d.size else 0.0}
 
 
+def fetch(models):
+    """The models into the cache (scripts/fetch_models.sh: quiet, and quick
+    when they are there already)."""
+    ids = [a for m in models for a in ("--model", m["id"])]
+    r = subprocess.run([FETCH, "--quiet", *ids], capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"scripts/fetch_models.sh failed (exit {r.returncode}):\n{r.stderr}{r.stdout}")
+
+
 class RealModelsFp32(unittest.TestCase):
     results = {}
 
@@ -80,10 +89,7 @@ class RealModelsFp32(unittest.TestCase):
     def setUpClass(cls):
         if not os.path.exists(harness.EULERNPU):
             raise unittest.SkipTest(f"no eulernpu at {harness.EULERNPU}")
-        ids = [a for m in selected_models() for a in ("--model", m["id"])]
-        r = subprocess.run([FETCH, "--quiet", *ids], capture_output=True, text=True, timeout=3600)
-        if r.returncode != 0:
-            raise RuntimeError(f"scripts/fetch_models.sh failed (exit {r.returncode}):\n{r.stderr}{r.stdout}")
+        fetch(selected_models())
 
     @classmethod
     def tearDownClass(cls):

@@ -499,10 +499,7 @@ class RealModelsInt8(unittest.TestCase):
     def setUpClass(cls):
         if not os.path.exists(harness.EULERNPU):
             raise unittest.SkipTest(f"no eulernpu at {harness.EULERNPU}")
-        ids = [a for m in fp32.selected_models() for a in ("--model", m["id"])]
-        r = subprocess.run([fp32.FETCH, "--quiet", *ids], capture_output=True, text=True, timeout=3600)
-        if r.returncode != 0:
-            raise RuntimeError(f"scripts/fetch_models.sh failed (exit {r.returncode}):\n{r.stderr}{r.stdout}")
+        fp32.fetch(fp32.selected_models())
         cls.targets = npu_sim_targets() if full_run() else DEFAULT_TARGETS
 
     @classmethod

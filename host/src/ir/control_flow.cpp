@@ -52,6 +52,24 @@ void add_subgraph_reads(const onnx::NodeProto& node, std::set<std::string>& read
   }
 }
 
+void drop_unread_initializers(onnx::GraphProto& g, const std::set<std::string>& read) {
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  std::set<std::string> dropped;
+  for (auto& t : *g.mutable_initializer()) {
+    if (read.count(t.name())) {
+      *kept.Add() = std::move(t);
+    } else {
+      dropped.insert(t.name());
+    }
+  }
+  g.mutable_initializer()->Swap(&kept);
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  for (auto& v : *g.mutable_input()) {
+    if (!dropped.count(v.name())) *inputs.Add() = std::move(v);
+  }
+  g.mutable_input()->Swap(&inputs);
+}
+
 int inline_constant_ifs(onnx::ModelProto& model, const std::string& source) {
   onnx::GraphProto& g = *model.mutable_graph();
   std::map<std::string, const onnx::TensorProto*> initializers;

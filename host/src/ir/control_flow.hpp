@@ -16,6 +16,10 @@ namespace eulernpu::host::ir {
 // that drop unread values must count these too.
 void add_subgraph_reads(const onnx::NodeProto& node, std::set<std::string>& read);
 
+// Drops the initializers not in `read` (and their graph-input entries, which
+// models before IR 4 list), e.g. after nodes were folded or rewritten.
+void drop_unread_initializers(onnx::GraphProto& g, const std::set<std::string>& read);
+
 // Replaces each If of `model` whose condition is an initializer by the
 // nodes of the branch taken: the branch's values are renamed
 // "<if name>/<value>", its outputs become the If's, its initializers and

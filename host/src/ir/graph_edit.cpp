@@ -162,21 +162,7 @@ int GraphEdit::commit() {
     add_subgraph_reads(n, read);
   }
   for (const auto& o : g.output()) read.insert(o.name());
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
-  std::set<std::string> dropped;
-  for (auto& t : *g.mutable_initializer()) {
-    if (read.count(t.name())) {
-      *kept.Add() = std::move(t);
-    } else {
-      dropped.insert(t.name());
-    }
-  }
-  g.mutable_initializer()->Swap(&kept);
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
-  for (const auto& v : g.input()) {
-    if (!dropped.count(v.name())) *inputs.Add() = v;
-  }
-  g.mutable_input()->Swap(&inputs);
+  drop_unread_initializers(g, read);
   // Types are inferred again by finalize_model.
   g.clear_value_info();
   const int edited = static_cast<int>(edits_.size());

@@ -192,22 +192,7 @@ InferStats infer_shapes(onnx::ModelProto& model, const std::string& source) {
   }
   // Initializers nothing reads any more (the inputs of folded shape
   // arithmetic) are dropped.
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> used;
-  std::set<std::string> dropped;
-  for (auto& t : *g.mutable_initializer()) {
-    if (read.count(t.name())) {
-      *used.Add() = std::move(t);
-    } else {
-      dropped.insert(t.name());
-    }
-  }
-  g.mutable_initializer()->Swap(&used);
-  // Before IR 4, initializers were listed as inputs too.
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
-  for (auto& v : *g.mutable_input()) {
-    if (!dropped.count(v.name())) *inputs.Add() = std::move(v);
-  }
-  g.mutable_input()->Swap(&inputs);
+  drop_unread_initializers(g, read);
   std::set<std::string> graph_io;
   for (const auto& v : g.input()) graph_io.insert(v.name());
   for (const auto& t : g.initializer()) graph_io.insert(t.name());
