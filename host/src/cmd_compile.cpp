@@ -8,6 +8,7 @@
 #include "manifest.hpp"
 #include "model.hpp"
 #include "model_source.hpp"
+#include "node_summary.hpp"
 #include "partitioned_artifact.hpp"
 #include "quantize_cli.hpp"
 
@@ -82,12 +83,36 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
           ? "eulernpu " + command +
                 " ... --save-quantized-ir q.mblt; eulernpu inspect q.mblt --backend " + backend.name
           : "eulernpu inspect " + model_path + " --backend " + backend.name;
-  if (offload == CpuOffload::kNone)
-    require_supported(backend, m.model, backend_options, list_command);
   const LoadedPlugin& reference = ctx.registry().backend("cpu_ref");
+  // Nothing to offload to: every node must lower on the backend itself.
+  if (offload == CpuOffload::kNone || &backend == &reference)
+    require_supported(backend, m.model, backend_options, list_command);
   const PartitionPlan plan =
       plan_partitions(m.model, backend, reference, query_support(backend, m.model, backend_options),
                       offload, model_path, list_command);
+  if (!plan.single()) {
+    // What the backend refuses, cpu_ref must take: a node neither lowers
+    // is refused here, with the backend's reasons.
+    const KeyValues reference_query = {{"plugin_dirs", ctx.search_path_string()}};
+    const auto ref_support = query_support(reference, m.model, reference_query);
+    std::vector<NodeProblem> neither;
+    for (const Partition& p : plan.partitions) {
+      if (!p.offloaded) continue;
+      for (int i : p.nodes) {
+        if (ref_support[static_cast<size_t>(i)].supported) continue;
+        const auto& n = m.model.graph().node(i);
+        neither.push_back({n.name(), n.op_type(), ref_support[static_cast<size_t>(i)].reason});
+      }
+    }
+    if (!neither.empty()) {
+      throw UserError(
+          "backend lowering missing for op " + neither.front().op,
+          "neither '" + backend.name + "' nor cpu_ref can lower " + summarize_nodes(neither),
+          "run 'eulernpu capabilities --op " + neither.front().op +
+              "' to see which backends support it",
+          "docs/errors.md#backend-lowering-missing-for-op-x");
+    }
+  }
   BuildRecord record;
   FileSet files;
   if (plan.single()) {

@@ -222,6 +222,43 @@ class PartitionTest(CliTestCase):
         self.error("inspect", mlp, "--input-shape", "input", title="invalid command line",
                    where="--input-shape 'input' is not NAME=...")
 
+    def if_model(self):
+        then = h.make_graph([h.make_node("Identity", ["x"], ["t"])], "then", [],
+                            [h.make_tensor_value_info("t", T.FLOAT, [2])])
+        other = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
+                             [h.make_tensor_value_info("e", T.FLOAT, [2])])
+        g = h.make_graph([h.make_node("Relu", ["x0"], ["x"], "relu"),
+                          h.make_node("If", ["c"], ["y"], "branch", then_branch=then,
+                                      else_branch=other)], "g",
+                         [h.make_tensor_value_info("x0", T.FLOAT, [2]),
+                          h.make_tensor_value_info("c", T.BOOL, [])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [2])])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 7
+        path = self.path("if.onnx")
+        onnx.save(m, path)
+        return path
+
+    def test_a_node_neither_backend_lowers_is_refused(self):
+        # An If on a run-time condition: no backend lowers control flow.
+        src, out = self.if_model(), self.path("x")
+        self.error("compile", "--model", src, "--backend", "npu_sim", "--out", out,
+                   title="backend lowering missing for op If",
+                   where="neither 'npu_sim' nor cpu_ref can lower node 'branch' (If)")
+        self.assert_absent(out)
+        # Frozen, the condition is a constant and the If becomes its branch.
+        inputs = self.path("in.npz")
+        np.savez(inputs, x0=np.array([-1.5, 2.0], np.float32))
+        for value, want in (("1", [0.0, 2.0]), ("0", [-0.0, -2.0])):
+            art, got = self.path("if" + value), self.path("if" + value + ".npz")
+            self.ok("compile", "--model", src, "--freeze-input", "c=" + value, "--out", art)
+            self.ok("run", "--artifact", art, "--input", inputs, "--out", got)
+            np.testing.assert_array_equal(np.load(got)["y"], np.array(want, np.float32))
+        self.error("compile", "--model", src, "--freeze-input", "c=1,0", "--out", out,
+                   title="frozen input does not fit", where="2 values for 1 elements")
+        self.error("compile", "--model", src, "--freeze-input", "nope=1", "--out", out,
+                   title="frozen input does not fit", where="no such input")
+
     def test_a_manifest_whose_chain_is_broken_is_corrupt(self):
         npu = self.path("npu")
         self.ok("compile", *MLP, "--config", FC2_FLOAT, "--backend", "npu_sim", "--out", npu)
