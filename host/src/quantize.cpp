@@ -1,6 +1,7 @@
 #include "quantize.hpp"
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "activations.hpp"
@@ -50,11 +51,23 @@ onnx::ModelProto at_batch(const onnx::ModelProto& model, const std::string& sour
   for (const auto& t : model.graph().initializer()) weights.insert(t.name());
   onnx::ModelProto m = model;
   bool changed = false;
+  // The batch is the first data input's first dimension. An input whose
+  // first dimension is another fixed size carries no batch there (an LSTM
+  // state of (2, batch, hidden): h and c) and keeps its shape.
+  std::optional<int64_t> batch_dim;
+  for (const auto& v : model.graph().input()) {
+    if (weights.count(v.name())) continue;
+    const auto& shape = v.type().tensor_type().shape();
+    if (shape.dim_size() == 0) continue;
+    if (shape.dim(0).has_dim_value()) batch_dim = shape.dim(0).dim_value();
+    break;
+  }
   for (auto& v : *m.mutable_graph()->mutable_input()) {
     if (weights.count(v.name())) continue;
     auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (shape->dim_size() == 0) continue;
     auto* d = shape->mutable_dim(0);
+    if (batch_dim && d->has_dim_value() && d->dim_value() != *batch_dim) continue;
     if (d->has_dim_value() && d->dim_value() == batch) continue;
     d->Clear();
     d->set_dim_value(batch);

@@ -40,6 +40,9 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
 // `model` with every graph input's first dimension set to 1 and shapes
 // inferred again: calibration and the accuracy report run one sample at a
 // time. Returns the model unchanged if every first dimension already is 1.
+// The batch is the first data input's first dimension: an input whose
+// first dimension is another fixed size (an LSTM state (2, batch, hidden))
+// keeps its shape.
 onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& source);
 
 // The same with first dimension `batch`.
