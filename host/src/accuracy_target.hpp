@@ -11,6 +11,7 @@
 #include "backend_calls.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugin_registry.hpp"
+#include "sensitivity.hpp"
 #include "tensor.hpp"
 
 namespace eulernpu::host {
@@ -37,22 +38,53 @@ struct AccuracyOutcome {
   std::vector<AccuracyRound> rounds;
 };
 
-// The SQNR of `quantized` against `float_model` over every float32 graph
-// output of `samples` (each at batch 1), both run on `reference`.
-double model_outputs_sqnr(const LoadedPlugin& reference, const KeyValues& options,
-                          const onnx::ModelProto& float_at_batch_one,
-                          const onnx::ModelProto& quantized, const std::string& source,
-                          const std::vector<std::vector<Tensor>>& samples);
+// The float32 graph outputs of each sample, in the model's output order,
+// run on `reference` (each sample at the model's batch).
+std::vector<std::vector<Tensor>> graph_outputs(const LoadedPlugin& reference,
+                                               const KeyValues& options,
+                                               const onnx::ModelProto& model,
+                                               const std::vector<std::vector<Tensor>>& samples);
+
+// The SQNR of `quantized` (each sample at batch 1) against `want`, the
+// float model's graph_outputs on the same samples.
+double quantized_outputs_sqnr(const LoadedPlugin& reference, const KeyValues& options,
+                              const std::vector<std::vector<Tensor>>& want,
+                              const onnx::ModelProto& quantized, const std::string& source,
+                              const std::vector<std::vector<Tensor>>& samples);
+
+// One int8 value of the ranking: which of `Ranking::values` it is and the
+// nodes to keep in float32 so that it is not quantized at all — its
+// producer and every node reading it (a reader left in int8 would quantize
+// it again at its input). Names are nodes of the float model; a graph
+// input's value gives its readers only.
+struct RankedValue {
+  size_t value = 0;
+  std::vector<std::string> nodes;
+};
+
+struct Ranking {
+  std::vector<FakeQuantValue> values;  // every int8 value of the quantized model
+  std::vector<RankedValue> ranked;     // the measurable ones, worst first
+};
 
 // The int8 values that hurt the outputs most when quantized alone, worst
-// first (the report's "alone" ranking, measured on `samples` stacked into
-// one batch), each as the nodes to keep in float32 so that the value is
-// not quantized at all: its producer and every node reading it (a reader
-// left in int8 would quantize it again at its input). Names are nodes of
-// `float_model`; a graph input's value gives its readers only.
-std::vector<std::vector<std::string>> sensitivity_ranking(
-    const LoadedPlugin& reference, const KeyValues& options, const onnx::ModelProto& float_model,
-    const onnx::ModelProto& quantized, const std::string& source,
-    const std::vector<std::vector<Tensor>>& samples);
+// first (the report's "alone" ranking, measured on `samples`).
+Ranking sensitivity_ranking(const LoadedPlugin& reference, const KeyValues& options,
+                            const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
+                            const std::string& source,
+                            const std::vector<std::vector<Tensor>>& samples);
+
+// How many of the ranking's first values to keep in float32 for the target:
+// the float model with every ranked value fake-quantized except the first
+// k, one run per probe, searched by bisection for the smallest k whose
+// outputs reach `target_db` once shifted by `offset_db` (the fake-quantized
+// figure at k = 0 minus the quantized model's: what weights and integer
+// arithmetic cost on top of rounding the activations). A guess for the
+// rounds that quantize for real, which have the last word.
+size_t fake_quant_keep_count(const LoadedPlugin& reference, const KeyValues& options,
+                             const onnx::ModelProto& float_model, const Ranking& ranking,
+                             const std::string& source,
+                             const std::vector<std::vector<Tensor>>& samples, double target_db,
+                             double quantized_db);
 
 }  // namespace eulernpu::host

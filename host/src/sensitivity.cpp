@@ -37,6 +37,23 @@ onnx::NodeProto node(const std::string& name, const std::string& op,
   return n;
 }
 
+// Whether every data input of `batched` takes the samples stacked along
+// its first dimension. An input that keeps its own first size (an LSTM
+// state of (2, batch, hidden)) does not: its samples cannot be stacked.
+bool follows_batch(const onnx::ModelProto& batched, const std::vector<std::vector<Tensor>>& samples) {
+  std::set<std::string> weights;
+  for (const auto& t : batched.graph().initializer()) weights.insert(t.name());
+  for (const auto& v : batched.graph().input()) {
+    if (weights.count(v.name())) continue;
+    const auto& shape = v.type().tensor_type().shape();
+    if (shape.dim_size() == 0 || !shape.dim(0).has_dim_value() ||
+        shape.dim(0).dim_value() != static_cast<int64_t>(samples.size())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 SwitchedModel with_fake_quant_switches(const onnx::ModelProto& model,
@@ -119,30 +136,6 @@ double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
   return 10.0 * std::log10(signal / noise);
 }
 
-std::vector<double> measure_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
-                                        const SwitchedModel& switched,
-                                        const std::vector<Tensor>& batch) {
-  const Artifact artifact = Artifact::from_files(lower(reference, switched.model, options));
-  auto run_with = [&](size_t on) {
-    std::vector<Tensor> inputs = batch;
-    for (size_t i = 0; i < switched.switches.size(); ++i) {
-      if (!switched.switchable[i]) continue;
-      Tensor t;
-      t.name = switched.switches[i];
-      t.dtype = DType::kBool;
-      t.data = {static_cast<uint8_t>(i == on ? 1 : 0)};
-      inputs.push_back(std::move(t));
-    }
-    return std::vector<std::vector<Tensor>>{run_artifact(reference, artifact, options, inputs)};
-  };
-  const auto expected = run_with(switched.switches.size());  // every switch off
-  std::vector<double> out(switched.switches.size(), std::numeric_limits<double>::quiet_NaN());
-  for (size_t i = 0; i < switched.switches.size(); ++i) {
-    if (switched.switchable[i]) out[i] = outputs_sqnr_db(expected, run_with(i));
-  }
-  return out;
-}
-
 std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples) {
   std::vector<Tensor> out;
   if (samples.empty()) return out;
@@ -157,29 +150,67 @@ std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& sample
   return out;
 }
 
+FakeQuantRunner::FakeQuantRunner(const LoadedPlugin& reference, KeyValues options,
+                                 const onnx::ModelProto& float_model,
+                                 const std::vector<FakeQuantValue>& values,
+                                 const std::string& source,
+                                 const std::vector<std::vector<Tensor>>& samples)
+    : reference_(reference), options_(std::move(options)) {
+  if (samples.size() > 1) {
+    try {
+      const onnx::ModelProto batched =
+          at_batch(float_model, source, static_cast<int64_t>(samples.size()));
+      if (follows_batch(batched, samples)) {
+        switched_ = with_fake_quant_switches(batched, values);
+        artifact_.emplace(Artifact::from_files(lower(reference_, switched_.model, options_)));
+        batches_ = {stack_samples(samples)};
+        return;
+      }
+    } catch (const UserError&) {
+      // A graph that cannot run at another batch (a batch-1 constant
+      // concatenated with the data, as tf2onnx writes them): below.
+    }
+  }
+  // One run per sample at the model's own batch: the same figures, more
+  // runs.
+  switched_ = with_fake_quant_switches(float_model, values);
+  artifact_.emplace(Artifact::from_files(lower(reference_, switched_.model, options_)));
+  batches_ = samples;
+}
+
+std::vector<std::vector<Tensor>> FakeQuantRunner::run(const std::vector<bool>& on) const {
+  std::vector<std::vector<Tensor>> got;
+  for (const auto& batch : batches_) {
+    std::vector<Tensor> inputs = batch;
+    for (size_t i = 0; i < switched_.switches.size(); ++i) {
+      if (!switched_.switchable[i]) continue;
+      Tensor t;
+      t.name = switched_.switches[i];
+      t.dtype = DType::kBool;
+      t.data = {static_cast<uint8_t>(i < on.size() && on[i] ? 1 : 0)};
+      inputs.push_back(std::move(t));
+    }
+    got.push_back(run_artifact(reference_, *artifact_, options_, inputs));
+  }
+  return got;
+}
+
 std::vector<double> value_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
                                       const onnx::ModelProto& float_model,
                                       const std::vector<FakeQuantValue>& values,
                                       const std::string& source,
                                       const std::vector<std::vector<Tensor>>& samples) {
-  if (samples.empty()) {
-    return std::vector<double>(values.size(), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> out(values.size(), std::numeric_limits<double>::quiet_NaN());
+  if (samples.empty()) return out;
+  const FakeQuantRunner runner(reference, options, float_model, values, source, samples);
+  const auto expected = runner.run({});  // every switch off
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!runner.switchable(i)) continue;
+    std::vector<bool> on(values.size(), false);
+    on[i] = true;
+    out[i] = outputs_sqnr_db(expected, runner.run(on));
   }
-  if (samples.size() > 1) {
-    try {
-      const onnx::ModelProto batched =
-          at_batch(float_model, source, static_cast<int64_t>(samples.size()));
-      return measure_sensitivity(reference, options, with_fake_quant_switches(batched, values),
-                                 stack_samples(samples));
-    } catch (const UserError&) {
-      // A graph that cannot run at another batch (a batch-1 constant
-      // concatenated with the data, as tf2onnx writes them): the first
-      // sample alone, at the model's own batch.
-    }
-  }
-  const std::vector<std::vector<Tensor>> first(samples.begin(), samples.begin() + 1);
-  return measure_sensitivity(reference, options, with_fake_quant_switches(float_model, values),
-                             stack_samples(first));
+  return out;
 }
 
 }  // namespace eulernpu::host

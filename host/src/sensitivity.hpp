@@ -11,9 +11,11 @@
 // on; each measurement turns one switch on.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "artifact.hpp"
 #include "backend_calls.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugin_registry.hpp"
@@ -43,22 +45,37 @@ SwitchedModel with_fake_quant_switches(const onnx::ModelProto& model,
 double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
                        const std::vector<std::vector<Tensor>>& got);
 
-// Runs the switched model on `batch` (the samples stacked along the first
-// dimension, as the model's inputs) with every switch off and with each
-// switch on alone; returns, per value, the outputs' SQNR against the
-// all-off run (NaN where not switchable).
-std::vector<double> measure_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
-                                        const SwitchedModel& switched,
-                                        const std::vector<Tensor>& batch);
-
 // The samples (each input's first dimension 1) stacked into one batch per
 // input.
 std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples);
 
-// Per value of `values`, the outputs' SQNR when only it is quantized:
-// `float_model` at the batch of `samples`, every switch flipped in turn
-// (measure_sensitivity). One run per value over all samples as a batch, so
-// a large model's per-run cost counts once per value, not per sample.
+// The float model with fake-quantization switches, lowered once on the
+// reference backend, and `samples` as the batches it runs: stacked into one
+// batch where the model's inputs allow it (a large model's per-run cost then
+// counts once, not per sample), else one run per sample (an input that
+// keeps its first size, such as an LSTM state of (2, batch, hidden), or a
+// graph fixed at batch 1).
+class FakeQuantRunner {
+ public:
+  FakeQuantRunner(const LoadedPlugin& reference, KeyValues options,
+                  const onnx::ModelProto& float_model, const std::vector<FakeQuantValue>& values,
+                  const std::string& source, const std::vector<std::vector<Tensor>>& samples);
+  // The outputs of every batch with value i fake-quantized where on[i]
+  // (missing entries: off).
+  std::vector<std::vector<Tensor>> run(const std::vector<bool>& on) const;
+  bool switchable(size_t i) const { return i < switched_.switchable.size() && switched_.switchable[i]; }
+
+ private:
+  const LoadedPlugin& reference_;
+  KeyValues options_;
+  SwitchedModel switched_;
+  std::optional<Artifact> artifact_;
+  std::vector<std::vector<Tensor>> batches_;
+};
+
+// Per value of `values`, the outputs' SQNR when only it is quantized (NaN
+// where the model has no such float32 value): a FakeQuantRunner on
+// `samples`, every switch off, then each on alone.
 std::vector<double> value_sensitivity(const LoadedPlugin& reference, const KeyValues& options,
                                       const onnx::ModelProto& float_model,
                                       const std::vector<FakeQuantValue>& values,

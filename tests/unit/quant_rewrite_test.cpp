@@ -3,6 +3,7 @@
 // integers the ops carry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -132,6 +133,50 @@ TEST(QuantRewriteTest, AnOpWithoutIntegerFormGetsOneBoundaryEachWay) {
   const auto m = meta(q);
   ASSERT_EQ(m["float_nodes"].size(), 1u);
   EXPECT_EQ(m["float_nodes"][0]["reason"], "no int8 form for Cos");
+}
+
+// x -> Cos -> a, Sin -> b; a + b -> s -> Cos -> y (no int8 form for Cos or
+// Sin): the Add between these float32
+// nodes runs no MACs in int8, only rounding.
+OwnedGraph add_between_float_nodes() {
+  OwnedGraph g;
+  g.name = "g";
+  g.opsets[""] = 13;
+  g.inputs = {{"x", f32({1, 3})}};
+  g.outputs = {{"y", f32({1, 3})}};
+  g.nodes = {node("cos", "Cos", {"x"}, {"a"}), node("sin", "Sin", {"x"}, {"b"}),
+             node("add", "Add", {"a", "b"}, {"s"}), node("cos2", "Cos", {"s"}, {"y"})};
+  for (const char* v : {"x", "a", "b", "s", "y"}) g.types[v] = f32({1, 3});
+  return g;
+}
+
+TEST(QuantRewriteTest, AnAddThatFloatNodesEncloseStaysFloat) {
+  const std::map<std::string, QParams> p = {
+      {"x", {0.01, 0}}, {"a", {0.01, 0}}, {"b", {0.01, 0}}, {"s", {0.02, 0}}, {"y", {0.05, -128}}};
+  const OwnedGraph q = Rewriter(add_between_float_nodes(), p, {}).run();
+  EXPECT_EQ(ops(q), (std::vector<std::string>{"Cos", "Sin", "Add", "Cos"}));
+  const auto m = meta(q);
+  ASSERT_EQ(m["float_nodes"].size(), 4u);
+  EXPECT_EQ(m["float_nodes"][2]["node"], "add");
+  EXPECT_NE(m["float_nodes"][2]["reason"].get<std::string>().find("enclose"), std::string::npos);
+  EXPECT_TRUE(m["values"].empty());
+
+  // The same Add as a graph output is the user's int8 value: quantized.
+  OwnedGraph g = add_between_float_nodes();
+  g.nodes.pop_back();
+  g.outputs = {{"s", f32({1, 3})}};
+  EXPECT_EQ(ops(Rewriter(g, p, {}).run()),
+            (std::vector<std::string>{"Cos", "Sin", "QuantizeLinear", "QuantizeLinear", "QAdd",
+                                      "DequantizeLinear"}));
+
+  // A Gemm in the region is worth its boundaries: the Add is quantized.
+  g = add_between_float_nodes();
+  g.nodes[3] = node("fc", "Gemm", {"s", "W"}, {"y"}, {Attr::integer("transB", 1)});
+  g.initializers["W"] = floats("W", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+  g.types["W"] = f32({3, 3});
+  const auto got = ops(Rewriter(g, p, {}).run());
+  EXPECT_EQ(std::count(got.begin(), got.end(), "QAdd"), 1);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "QGemm"), 1);
 }
 
 TEST(QuantRewriteTest, PerTensorWeightsShareOneScale) {

@@ -224,6 +224,9 @@ Rewriter::Reason Rewriter::quantize_node(size_t index) {
   if (!n.domain.empty() && n.domain != "ai.onnx") {
     return "domain '" + n.domain + "' has no int8 form";
   }
+  if (islands_.count(index)) {
+    return "float32 nodes enclose it and no matrix op: int8 would only add rounding";
+  }
   if (auto handled = pointwise_region(index)) return *handled;
   const std::string& op = n.op_type;
   if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") return linear(index);
@@ -240,6 +243,7 @@ OwnedGraph Rewriter::run() {
   out_.opsets = src_.opsets;
   out_.opsets["ai.eulernpu"] = 1;
   out_.metadata = src_.metadata;
+  islands_ = enclosed_islands(src_, settings_);
   // Initializers the float part still reads are copied at the end.
   for (size_t i = 0; i < src_.nodes.size(); ++i) {
     if (fused_.count(i)) continue;

@@ -43,6 +43,11 @@ QParams to_qparams(const QuantParams& p);
 // Ops that only move int8 codes (docs/quantization.md lists them).
 bool is_movement_op(const std::string& op_type);
 
+// The int8-capable nodes (by index) of regions with no matrix op that
+// float32 nodes enclose on every side: they stay float32
+// (rewrite_islands.cpp).
+std::set<size_t> enclosed_islands(const OwnedGraph& g, const RewriteSettings& settings);
+
 // Explicit [begin..., end...] pads of a Conv/pool node whose input has
 // spatial dims `spatial` (auto_pad resolved as ONNX defines it); nullopt if
 // the shape is not known.
@@ -128,6 +133,7 @@ class Rewriter {
   std::map<std::string, std::vector<size_t>> consumers_;
   std::set<std::string> graph_outputs_;
   std::set<size_t> fused_;
+  std::set<size_t> islands_;
   nlohmann::json values_ = nlohmann::json::array();
   nlohmann::json float_nodes_ = nlohmann::json::array();
   nlohmann::json fused_json_ = nlohmann::json::array();
