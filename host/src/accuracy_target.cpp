@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "artifact.hpp"
@@ -34,9 +35,9 @@ double quantized_outputs_sqnr(const LoadedPlugin& reference, const KeyValues& op
                               const std::vector<std::vector<Tensor>>& want,
                               const onnx::ModelProto& quantized, const std::string& source,
                               const std::vector<std::vector<Tensor>>& samples) {
-  const auto got = graph_outputs(reference, options,
-                                 at_batch_one(quantized, source + " (quantized)"), samples);
-  return outputs_sqnr_db(want, got);
+  const auto got =
+      graph_outputs(reference, options, at_batch_one(quantized, source + " (quantized)"), samples);
+  return worst_output_sqnr_db(want, got);
 }
 
 Ranking sensitivity_ranking(const LoadedPlugin& reference, const KeyValues& options,
@@ -98,7 +99,7 @@ size_t fake_quant_keep_count(const LoadedPlugin& reference, const KeyValues& opt
     std::vector<bool> on(ranking.values.size(), false);
     for (const RankedValue& r : ranking.ranked) on[r.value] = true;
     for (size_t i = 0; i < k; ++i) on[ranking.ranked[i].value] = false;
-    return outputs_sqnr_db(expected, runner.run(on));
+    return worst_output_sqnr_db(expected, runner.run(on));
   };
   double offset = sqnr_keeping(0) - quantized_db;
   if (!std::isfinite(offset)) offset = 0;
@@ -113,6 +114,111 @@ size_t fake_quant_keep_count(const LoadedPlugin& reference, const KeyValues& opt
     }
   }
   return hi;
+}
+
+AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& optimized,
+                                      const std::string& source, QuantizeRequest& request,
+                                      CompileConfig& config, QuantizeResult& result) {
+  const LoadedPlugin& reference = *request.reference;
+  const KeyValues& options = request.reference_options;
+  AccuracyOutcome a;
+  a.target_db = target_db;
+  const auto& all = result.calibration.samples;
+  const std::vector<std::vector<Tensor>> measured(
+      all.begin(), all.begin() + static_cast<long>(std::min(all.size(), kAccuracySamples)));
+  a.samples = measured.size();
+  // The float outputs do not change across rounds: run once.
+  const auto want = graph_outputs(reference, options, result.float_at_batch_one, measured);
+  auto requantize = [&] {
+    request.quantizer_options = config.to_options();
+    result = quantize_model(optimized, source, request);
+  };
+  auto measure_round = [&](size_t kept) {
+    const double db =
+        quantized_outputs_sqnr(reference, options, want, result.model, source, measured);
+    a.rounds.push_back({kept, config.float_outputs, db});
+    a.sqnr_db = db;
+    a.float_outputs = config.float_outputs;
+    return db >= target_db;
+  };
+  if (measure_round(0)) {
+    a.met = true;
+    return a;
+  }
+  if (config.float_outputs != "all") {
+    // First what costs no MACs: matrix ops at float32 boundaries and graph
+    // outputs write float32 from their accumulators, without the rounding
+    // of an int8 output (docs/config.md, float_outputs).
+    config.float_outputs = "all";
+    requantize();
+    if (measure_round(0)) {
+      a.met = true;
+      return a;
+    }
+  }
+  const std::vector<std::vector<Tensor>> few(
+      measured.begin(),
+      measured.begin() + static_cast<long>(std::min(measured.size(), kRankingSamples)));
+  const Ranking ranking =
+      sensitivity_ranking(reference, options, result.float_at_batch_one, result.model, source, few);
+  const size_t groups = ranking.ranked.size();
+  if (groups == 0) return a;
+  const auto base_layers = config.layers;
+  // The first k ranked values' nodes in float32, on top of the config's.
+  auto keep = [&](size_t k) {
+    config.layers = base_layers;
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < k; ++i) {
+      for (const std::string& node : ranking.ranked[i].nodes) {
+        LayerOverride& o = config.layers[node];
+        if (o.keep_fp32) continue;
+        o.keep_fp32 = true;
+        o.per_tensor = false;
+        kept.push_back(node);
+      }
+    }
+    return kept;
+  };
+  // A first guess from fake quantization (one float run per probe) saves
+  // the rounds that would quantize their way up to it.
+  size_t k =
+      std::clamp<size_t>(fake_quant_keep_count(reference, options, result.float_at_batch_one,
+                                               ranking, source, measured, target_db, a.sqnr_db),
+                         1, groups);
+  size_t lo = 0;             // known to miss
+  std::optional<size_t> hi;  // known to meet
+  struct Best {
+    QuantizeResult result;
+    std::map<std::string, LayerOverride> layers;
+    std::vector<std::string> kept;
+    double sqnr_db;
+  };
+  std::optional<Best> best;
+  for (int round = 0; round < kMaxAccuracyRounds; ++round) {
+    a.kept = keep(k);
+    requantize();
+    if (measure_round(a.kept.size())) {
+      hi = k;
+      best = Best{result, config.layers, a.kept, a.sqnr_db};
+    } else {
+      lo = k;
+    }
+    if (hi) {
+      if (*hi - lo <= 1) break;
+      k = lo + (*hi - lo) / 2;  // fewer nodes may do: bisect
+    } else {
+      if (k == groups) break;  // every ranked value is float32 already
+      k = std::min(groups, std::max(k + 1, 2 * k));
+    }
+  }
+  if (best) {
+    a.met = true;
+    a.sqnr_db = best->sqnr_db;
+    a.kept = std::move(best->kept);
+    config.layers = std::move(best->layers);
+    result = std::move(best->result);
+  }
+  return a;
 }
 
 }  // namespace eulernpu::host

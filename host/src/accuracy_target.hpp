@@ -11,6 +11,8 @@
 #include "backend_calls.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugin_registry.hpp"
+#include "quant_config.hpp"
+#include "quantize.hpp"
 #include "sensitivity.hpp"
 #include "tensor.hpp"
 
@@ -21,11 +23,12 @@ namespace eulernpu::host {
 inline constexpr size_t kAccuracySamples = 16;
 // Samples the ranking's sensitivity runs use.
 inline constexpr size_t kRankingSamples = 4;
-// Rounds of keeping nodes in float32 before giving up on the target.
+// Rounds that quantize with nodes kept in float32, before giving up.
 inline constexpr int kMaxAccuracyRounds = 10;
 
 struct AccuracyRound {
-  size_t kept = 0;  // nodes in float32 by the target (the config's come on top)
+  size_t kept = 0;            // nodes in float32 by the target (the config's come on top)
+  std::string float_outputs;  // quantization.float_outputs of the round
   double sqnr_db = 0;
 };
 
@@ -35,6 +38,7 @@ struct AccuracyOutcome {
   double sqnr_db = 0;             // of the final model
   size_t samples = 0;             // calibration samples measured
   std::vector<std::string> kept;  // nodes the target kept in float32, in the order kept
+  std::string float_outputs;      // quantization.float_outputs of the final model
   std::vector<AccuracyRound> rounds;
 };
 
@@ -45,8 +49,8 @@ std::vector<std::vector<Tensor>> graph_outputs(const LoadedPlugin& reference,
                                                const onnx::ModelProto& model,
                                                const std::vector<std::vector<Tensor>>& samples);
 
-// The SQNR of `quantized` (each sample at batch 1) against `want`, the
-// float model's graph_outputs on the same samples.
+// The worst output's SQNR of `quantized` (each sample at batch 1) against
+// `want`, the float model's graph_outputs on the same samples.
 double quantized_outputs_sqnr(const LoadedPlugin& reference, const KeyValues& options,
                               const std::vector<std::vector<Tensor>>& want,
                               const onnx::ModelProto& quantized, const std::string& source,
@@ -86,5 +90,16 @@ size_t fake_quant_keep_count(const LoadedPlugin& reference, const KeyValues& opt
                              const std::string& source,
                              const std::vector<std::vector<Tensor>>& samples, double target_db,
                              double quantized_db);
+
+// The whole search of --accuracy-target DB (docs/quant_report.md,
+// "Accuracy target") on a model `result` already quantized with `config`
+// from `optimized`: float outputs first, then the ranked values kept in
+// float32 — k guessed by fake_quant_keep_count, then bisected (or doubled
+// while the target is missed) with real quantizations. `config` and
+// `result` end as the chosen model's: the smallest k that met the target,
+// else the last tried.
+AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& optimized,
+                                      const std::string& source, QuantizeRequest& request,
+                                      CompileConfig& config, QuantizeResult& result);
 
 }  // namespace eulernpu::host

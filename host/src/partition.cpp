@@ -75,19 +75,24 @@ MacSplit count_mac_split(const onnx::ModelProto& model) {
   };
   MacSplit total;
   for (const auto& n : model.graph().node()) {
-    int64_t& sum = n.domain() == "ai.eulernpu" ? total.int8 : total.float_macs;
     const std::string& op = n.op_type();
+    // ConvInteger and MatMulInteger are int8 products too (a matrix op that
+    // writes float32 from its accumulators, docs/quantization.md).
+    const bool integer =
+        n.domain() == "ai.eulernpu" || op == "ConvInteger" || op == "MatMulInteger";
+    int64_t& sum = integer ? total.int8 : total.float_macs;
     if (n.input_size() < 2 || n.output_size() < 1) continue;
     const auto w = shape(n.input(1));
     const auto y = shape(n.output(0));
     if (w.empty() || y.empty()) continue;
-    if (op == "Conv" || op == "QConv") {
+    if (op == "Conv" || op == "QConv" || op == "ConvInteger") {
       // Each output element: C/group · k... terms (W is (O, C/group, k...)).
       sum += product(y) * product(w, 1);
     } else if (op == "ConvTranspose" || op == "QConvTranspose") {
       // Each input element meets O/group · k... weights (W is (C, O/group, k...)).
       sum += product(shape(n.input(0))) * product(w, 1);
-    } else if (op == "Gemm" || op == "QGemm" || op == "MatMul" || op == "QMatMul") {
+    } else if (op == "Gemm" || op == "QGemm" || op == "MatMul" || op == "QMatMul" ||
+               op == "MatMulInteger") {
       const auto a = shape(n.input(0));
       if (a.empty()) continue;
       // K is A's last dim, or its first when Gemm transposes A.

@@ -181,9 +181,13 @@ class Reader {
           }
         }
       } else if (section == "quantization") {
-        for (const auto& [key, n] : entries(body, section, {"weights"})) {
-          config.per_channel_weights =
-              choice(n, section + "." + key, kWeightSchemes, "weight scheme") == kWeightSchemes[0];
+        for (const auto& [key, n] : entries(body, section, {"weights", "float_outputs"})) {
+          if (key == "weights") {
+            config.per_channel_weights = choice(n, section + "." + key, kWeightSchemes,
+                                                "weight scheme") == kWeightSchemes[0];
+          } else {
+            config.float_outputs = choice(n, section + "." + key, kFloatOutputs, "float_outputs");
+          }
         }
       } else if (section == "layers") {
         for (const auto& [node, n] : entries(body, section, {})) {
@@ -235,6 +239,7 @@ std::vector<std::pair<std::string, std::string>> CompileConfig::to_options() con
   out.emplace_back("method", method);
   if (method == "percentile") out.emplace_back("percentile", shortest(percentile));
   out.emplace_back("weights", per_channel_weights ? "per_channel" : "per_tensor");
+  if (float_outputs != "none") out.emplace_back("float_outputs", float_outputs);
   for (const auto& [node, o] : layers) {
     if (o.keep_fp32) out.emplace_back("layer." + node + ".keep_fp32", "1");
     if (o.per_tensor) out.emplace_back("layer." + node + ".per_tensor", "1");
@@ -259,7 +264,9 @@ std::string CompileConfig::canonical_text() const {
        {{"method", method},
         {"percentile", method == "percentile" ? nlohmann::json(percentile) : nlohmann::json()},
         {"samples", samples}}},
-      {"quantization", {{"weights", per_channel_weights ? "per_channel" : "per_tensor"}}},
+      {"quantization",
+       {{"weights", per_channel_weights ? "per_channel" : "per_tensor"},
+        {"float_outputs", float_outputs}}},
       {"layers", layer_json},
       {"backend", backend},
   };

@@ -15,6 +15,9 @@ namespace eulernpu::host {
 
 // The calibration methods of the int8 quantizer, in documentation order.
 inline constexpr const char* kCalibMethods[] = {"minmax", "percentile", "entropy", "mse"};
+// quantization.float_outputs: which matrix ops write float32 from their
+// int32 accumulators instead of int8 (docs/config.md).
+inline constexpr const char* kFloatOutputs[] = {"none", "inner", "all"};
 
 // Per-node exceptions to the global settings. Both false is no exception.
 struct LayerOverride {
@@ -33,6 +36,7 @@ struct CompileConfig {
   double percentile = 99.99;          // used by "percentile" only; in (0, 100]
   int64_t samples = 0;                // calibration sample limit; 0: every sample
   bool per_channel_weights = true;
+  std::string float_outputs = "none";           // one of kFloatOutputs
   std::map<std::string, LayerOverride> layers;  // by node name
   std::map<std::string, std::string> backend;   // options for the backend plugin
 
@@ -40,7 +44,8 @@ struct CompileConfig {
 
   // The options handed to the quantizer plugin, in this order: `method`;
   // `percentile` (method percentile only, shortest text that reads back as
-  // the same double); `weights` (`per_channel` or `per_tensor`); then by
+  // the same double); `weights` (`per_channel` or `per_tensor`);
+  // `float_outputs` (`inner` or `all`; left out when `none`); then by
   // node name `layer.<node>.keep_fp32` = `1` and `layer.<node>.per_tensor`
   // = `1` for each override that is set.
   std::vector<std::pair<std::string, std::string>> to_options() const;

@@ -186,6 +186,9 @@ std::string QuantReport::summary(size_t worst) const {
       for (size_t i = 0; i < a.kept.size() && i < 5; ++i) out += (i ? ", " : "") + a.kept[i];
       if (a.kept.size() > 5) out += ", and " + std::to_string(a.kept.size() - 5) + " more";
     }
+    if (a.rounds.size() > 1 && a.rounds.front().float_outputs != a.float_outputs) {
+      out += "; float_outputs " + a.float_outputs;
+    }
     const int64_t total = int8_macs_ + float_macs_;
     std::snprintf(
         line, sizeof line, "; %.1f %% of MACs in int8\n",
@@ -256,13 +259,16 @@ std::string QuantReport::json_text() const {
   if (accuracy_) {
     nlohmann::ordered_json rounds = nlohmann::ordered_json::array();
     for (const auto& r : accuracy_->rounds) {
-      rounds.push_back({{"kept", r.kept}, {"sqnr_db", json_number(r.sqnr_db)}});
+      rounds.push_back({{"kept", r.kept},
+                        {"float_outputs", r.float_outputs},
+                        {"sqnr_db", json_number(r.sqnr_db)}});
     }
     accuracy = {{"target_db", accuracy_->target_db},
                 {"met", accuracy_->met},
                 {"sqnr_db", json_number(accuracy_->sqnr_db)},
                 {"samples", accuracy_->samples},
                 {"kept_fp32", accuracy_->kept},
+                {"float_outputs", accuracy_->float_outputs},
                 {"rounds", rounds}};
   }
   const nlohmann::ordered_json doc = {

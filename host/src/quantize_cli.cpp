@@ -196,73 +196,13 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
 
   std::optional<AccuracyOutcome> accuracy;
   if (args.count("accuracy-target")) {
-    accuracy = AccuracyOutcome{};
-    accuracy->target_db = args["accuracy-target"].as<double>();
-    if (!std::isfinite(accuracy->target_db)) {
+    const double target = args["accuracy-target"].as<double>();
+    if (!std::isfinite(target)) {
       throw UserError("invalid command line", "--accuracy-target must be a number of dB",
                       "e.g. --accuracy-target 30");
     }
-    const auto& all = result.calibration.samples;
-    const std::vector<std::vector<Tensor>> measured(
-        all.begin(), all.begin() + static_cast<long>(std::min(all.size(), kAccuracySamples)));
-    accuracy->samples = measured.size();
-    // The float outputs do not change across rounds: run once.
-    const auto want =
-        graph_outputs(*request.reference, request.reference_options, result.float_at_batch_one,
-                      measured);
-    Ranking ranking;
-    size_t next = 0, step = 1;
-    for (int round = 0;; ++round) {
-      accuracy->sqnr_db = quantized_outputs_sqnr(*request.reference, request.reference_options,
-                                                 want, result.model, source, measured);
-      accuracy->rounds.push_back({accuracy->kept.size(), accuracy->sqnr_db});
-      if (accuracy->sqnr_db >= accuracy->target_db) {
-        accuracy->met = true;
-        break;
-      }
-      if (round == kMaxAccuracyRounds) break;
-      size_t count = 0;  // ranked values to have kept after this round
-      if (round == 0) {
-        const std::vector<std::vector<Tensor>> few(
-            measured.begin(),
-            measured.begin() + static_cast<long>(std::min(measured.size(), kRankingSamples)));
-        ranking = sensitivity_ranking(*request.reference, request.reference_options,
-                                      result.float_at_batch_one, result.model, source, few);
-        // A first guess from fake quantization (one float run per probe)
-        // saves the rounds that would quantize their way up to it.
-        count = std::max<size_t>(
-            1, fake_quant_keep_count(*request.reference, request.reference_options,
-                                     result.float_at_batch_one, ranking, source, measured,
-                                     accuracy->target_db, accuracy->sqnr_db));
-      } else {
-        // Then the next 1, 2, 4, ... values per round, so a target far off
-        // takes few rounds and a near one keeps few nodes.
-        count = next + step;
-        step *= 2;
-      }
-      size_t added = 0;
-      while (next < count && next < ranking.ranked.size()) {
-        bool grew = false;
-        for (const std::string& node : ranking.ranked[next].nodes) {
-          LayerOverride& o = config.layers[node];
-          if (o.keep_fp32) continue;
-          o.keep_fp32 = true;
-          o.per_tensor = false;
-          accuracy->kept.push_back(node);
-          grew = true;
-        }
-        ++next;
-        if (grew) {
-          ++added;
-        } else {
-          ++count;  // nothing new: take one more
-        }
-      }
-      if (added == 0) break;  // every ranked node is float32 already
-      request.quantizer_options = config.to_options();
-      request.progress = nullptr;
-      result = quantize_model(optimized, source, request);
-    }
+    request.progress = nullptr;
+    accuracy = reach_accuracy_target(target, optimized, source, request, config, result);
   }
 
   if (auto path = maybe(args, "save-quantized-ir")) write_ir_file(*path, result.model);

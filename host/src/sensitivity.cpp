@@ -2,6 +2,7 @@
 
 #include "quantize.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -40,7 +41,8 @@ onnx::NodeProto node(const std::string& name, const std::string& op,
 // Whether every data input of `batched` takes the samples stacked along
 // its first dimension. An input that keeps its own first size (an LSTM
 // state of (2, batch, hidden)) does not: its samples cannot be stacked.
-bool follows_batch(const onnx::ModelProto& batched, const std::vector<std::vector<Tensor>>& samples) {
+bool follows_batch(const onnx::ModelProto& batched,
+                   const std::vector<std::vector<Tensor>>& samples) {
   std::set<std::string> weights;
   for (const auto& t : batched.graph().initializer()) weights.insert(t.name());
   for (const auto& v : batched.graph().input()) {
@@ -134,6 +136,24 @@ double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
   }
   if (noise == 0) return std::numeric_limits<double>::infinity();
   return 10.0 * std::log10(signal / noise);
+}
+
+double worst_output_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
+                            const std::vector<std::vector<Tensor>>& got) {
+  size_t outputs = 0;
+  for (const auto& r : reference) outputs = std::max(outputs, r.size());
+  double worst = std::numeric_limits<double>::infinity();
+  for (size_t t = 0; t < outputs; ++t) {
+    std::vector<std::vector<Tensor>> want_t, got_t;
+    for (size_t s = 0; s < reference.size() && s < got.size(); ++s) {
+      if (t < reference[s].size() && t < got[s].size()) {
+        want_t.push_back({reference[s][t]});
+        got_t.push_back({got[s][t]});
+      }
+    }
+    worst = std::min(worst, outputs_sqnr_db(want_t, got_t));
+  }
+  return worst;
 }
 
 std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples) {

@@ -45,6 +45,12 @@ SwitchedModel with_fake_quant_switches(const onnx::ModelProto& model,
 double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
                        const std::vector<std::vector<Tensor>>& got);
 
+// The lowest per-output SQNR: outputs_sqnr_db over each output position
+// (every sample's t-th tensor) in turn. An output of small energy (an LSTM
+// state beside a score) counts as much as the largest.
+double worst_output_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
+                            const std::vector<std::vector<Tensor>>& got);
+
 // The samples (each input's first dimension 1) stacked into one batch per
 // input.
 std::vector<Tensor> stack_samples(const std::vector<std::vector<Tensor>>& samples);
@@ -63,7 +69,9 @@ class FakeQuantRunner {
   // The outputs of every batch with value i fake-quantized where on[i]
   // (missing entries: off).
   std::vector<std::vector<Tensor>> run(const std::vector<bool>& on) const;
-  bool switchable(size_t i) const { return i < switched_.switchable.size() && switched_.switchable[i]; }
+  bool switchable(size_t i) const {
+    return i < switched_.switchable.size() && switched_.switchable[i];
+  }
 
  private:
   const LoadedPlugin& reference_;

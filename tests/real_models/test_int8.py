@@ -72,11 +72,14 @@ import test_fp32 as fp32  # noqa: E402  (a module: its TestCase is not collected
 DOC = fp32.DOC
 DOC_PATH = os.path.join(harness.SOURCE_DIR, "docs", "real_models.md")
 BEGIN, END = "<!-- int8-table:begin -->", "<!-- int8-table:end -->"
+# the same table for the models with an "int8_target_db", quantized with --accuracy-target
+TARGET_BEGIN, TARGET_END = "<!-- int8-target-table:begin -->", "<!-- int8-target-table:end -->"
 GOALS = {"classifier_top1_pct": 99.0, "dense_sqnr_db": 25.0, "cnn_int8_macs_pct": 95.0}
 DOC_TOL = {"sqnr_db": 0.1, "top1_samples": 1, "macs_pct": 0.1}
 DEFAULT_TARGETS = [("npu8", "single")]
 MAC_OPS = {"Conv": "conv", "ConvTranspose": "convt", "Gemm": "gemm", "MatMul": "matmul",
-           "QConv": "conv", "QConvTranspose": "convt", "QGemm": "qgemm", "QMatMul": "matmul"}
+           "QConv": "conv", "QConvTranspose": "convt", "QGemm": "qgemm", "QMatMul": "matmul",
+           "ConvInteger": "conv", "MatMulInteger": "matmul"}
 PARTITIONS_RE = re.compile(r"(\d+) partitions?:")
 # what a run sees while the build directory is being rebuilt: retried once
 RETRY_TITLES = {"backend not found", "quantizer not found", "target device not found", "no frontend for this model"}
@@ -157,7 +160,7 @@ def count_macs(mblt_path):
         kind = MAC_OPS.get(n.op_type)
         if kind is None:
             continue
-        int8 = n.op_type.startswith("Q")
+        int8 = n.op_type.startswith("Q") or n.op_type.endswith("Integer")
         attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
         if kind == "conv":
             w = shape(n.input[1], n)
@@ -203,9 +206,11 @@ def _load(path):
         return {k: z[k] for k in z.files}
 
 
-def measure(spec, tmp, targets=None, int8_args=()):
+def measure(spec, tmp, targets=None, int8_args=(), target_db=None):
     """Compiles and runs one model in fp32, int8 cpu_ref and int8 npu_sim; returns its figures.
     int8_args: more options for both int8 compiles (e.g. --config, for diagnosis).
+    target_db: quantize once with --accuracy-target target_db (cpu_ref) and compile that
+    quantized IR for npu_sim (the search runs once, not per target).
     Raises fp32.StageFailed if eulernpu fails."""
     targets = targets or DEFAULT_TARGETS
     model = suite.model_path(spec)
@@ -219,13 +224,15 @@ def measure(spec, tmp, targets=None, int8_args=()):
     _, times["compile_fp32_s"] = _run("compile", "compile", "--model", model, *shape_args, "--out", f32)
     _, times["calibrate_compile_int8_s"] = _run(
         "compile", "compile", "--model", model, *shape_args, "--calib-data-path", calib, "--out", cpu,
-        "--report", rep, "--sensitivity-samples", "0", "--save-quantized-ir", qir, *int8_args)
+        "--report", rep, "--sensitivity-samples", "0", "--save-quantized-ir", qir, *int8_args,
+        *(["--accuracy-target", f"{target_db:g}"] if target_db is not None else []))
     npus = []
     for dev, mode in targets:
         out = os.path.join(tmp, f"npu_{dev}_{mode}.mxq")
-        r, t = _run("compile", "compile", "--model", model, *shape_args, "--calib-data-path", calib,
-                    "--backend", "npu_sim", "--target-device", dev, "--inference-scheme", mode, "--out", out,
-                    *int8_args)
+        source = (["--mblt", qir] if target_db is not None else
+                  ["--model", model, *shape_args, "--calib-data-path", calib, *int8_args])
+        r, t = _run("compile", "compile", *source, "--backend", "npu_sim", "--target-device", dev,
+                    "--inference-scheme", mode, "--out", out)
         m = PARTITIONS_RE.search(r.stdout)
         npus.append({"target": f"{dev}/{mode}", "artifact": out, "compile_s": t,
                      "partitions": int(m.group(1)) if m else 1})
@@ -283,6 +290,7 @@ def measure(spec, tmp, targets=None, int8_args=()):
         "macs": dict(macs, int8_pct=100.0 * macs["int8"] / total if total else None,
                      conv_share=macs["conv"] / total if total else 0.0),
         "float32_nodes": report["float32_nodes"],
+        "accuracy": report.get("accuracy"),
         "int8_values": len(report["layers"]),
         "worst_values": [{k: v[k] for k in ("value", "node", "op_type", "sqnr_db")}
                          for v in sorted(report["layers"], key=lambda v: float(v["sqnr_db"]))[:5]],
@@ -355,27 +363,36 @@ def table_row(spec, res):
             f"{mac} | {fl} | {res['npu_sim_partitions']} | {met} |")
 
 
-def make_table(results, old_rows=None):
-    """The table for every model of models.json: measured rows from `results`,
-    the others from old_rows (the doc's current rows) when there."""
+def target_models(selected=None):
+    """The models with an accuracy target (models.json "int8_target_db"), of `selected` if given.
+    The default suite measures those with "int8_target_in_default_suite"; a full run all."""
+    models = selected if selected is not None else DOC["models"]
+    return [m for m in models if m.get("int8_target_db") is not None and not compile_gap(m) and not int8_gap(m)]
+
+
+def make_table(results, old_rows=None, with_target=False):
+    """The table for every model of models.json (with_target: every target model): measured
+    rows from `results`, the others from old_rows (the doc's current rows) when there."""
     old_rows = old_rows or {}
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for spec in DOC["models"]:
+    for spec in (target_models() if with_target else DOC["models"]):
         mid = spec["id"]
-        if mid in results or gap_row(spec):
+        if mid in results or (not with_target and gap_row(spec)):
             lines.append(table_row(spec, results.get(mid)))
         elif mid in old_rows:
             lines.append(old_rows[mid])
     return "\n".join(lines)
 
 
-def read_doc_rows(path=DOC_PATH):
-    """{model id: row line} of the doc's int8 table; raises ValueError without markers."""
+def read_doc_rows(path=DOC_PATH, markers=(BEGIN, END)):
+    """{model id: row line} of the doc's int8 table (or the one between `markers`); raises
+    ValueError without markers."""
+    begin, end = markers
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"{path}: no {BEGIN} ... {END} markers")
-    body = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    if begin not in text or end not in text:
+        raise ValueError(f"{path}: no {begin} ... {end} markers")
+    body = text.split(begin, 1)[1].split(end, 1)[0]
     rows = {}
     for line in body.splitlines():
         m = re.match(r"^\| `([^`]+)` \|", line)
@@ -384,13 +401,14 @@ def read_doc_rows(path=DOC_PATH):
     return rows
 
 
-def write_doc_table(results, path=DOC_PATH):
+def write_doc_table(results, path=DOC_PATH, with_target=False):
+    begin, end = (TARGET_BEGIN, TARGET_END) if with_target else (BEGIN, END)
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    table = make_table(results, read_doc_rows(path))
-    new = f"{head}{BEGIN}\n{table}\n{END}{tail}"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    table = make_table(results, read_doc_rows(path, (begin, end)), with_target)
+    new = f"{head}{begin}\n{table}\n{end}{tail}"
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(new)
@@ -494,6 +512,7 @@ def write_report(results):
 
 class RealModelsInt8(unittest.TestCase):
     results = {}
+    target_results = {}
 
     @classmethod
     def setUpClass(cls):
@@ -507,6 +526,8 @@ class RealModelsInt8(unittest.TestCase):
         if cls.results:
             print("\n" + _summary(cls.results), file=sys.stderr)
             write_report(cls.results)
+        if cls.target_results:
+            print("\nwith the accuracy target:\n" + _summary(cls.target_results), file=sys.stderr)
 
     def test_int8_figures(self):
         try:
@@ -550,6 +571,40 @@ class RealModelsInt8(unittest.TestCase):
                                  "(regenerate with test_int8.py --write-docs):\n  " + "\n  ".join(errs))
 
 
+    def test_int8_target_figures(self):
+        """The models that miss a goal in the default preset, quantized with their
+        --accuracy-target (models.json "int8_target_db"): the second table of the doc."""
+        try:
+            doc_rows = read_doc_rows(markers=(TARGET_BEGIN, TARGET_END))
+        except (OSError, ValueError) as e:
+            self.fail(str(e))
+        doc_ids = set(doc_rows)
+        self.assertEqual(doc_ids, {m["id"] for m in target_models()},
+                         f"{DOC_PATH}: the target table's models differ from models.json's int8_target_db ones")
+        for spec in target_models(fp32.selected_models()):
+            if not full_run() and not spec.get("int8_target_in_default_suite"):
+                continue
+            mid = spec["id"]
+            with self.subTest(model=mid, target_db=spec["int8_target_db"]):
+                tmp = tempfile.mkdtemp(prefix=f"eulernpu-int8-target-{mid}-")
+                try:
+                    res = measure(spec, tmp, self.targets, target_db=spec["int8_target_db"])
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                self.target_results[mid] = res
+                self.assertEqual(res["mismatches"], [], f"{mid}: npu_sim is not bit-exact with int8 cpu_ref")
+                self.assertEqual(float(res["accuracy"]["target_db"]), spec["int8_target_db"])
+                acc = res["accuracy"]
+                if acc["met"]:  # the chosen round: the fewest nodes that met the target
+                    chosen = [r for r in acc["rounds"] if float(r["sqnr_db"]) >= spec["int8_target_db"]]
+                    self.assertEqual(min(r["kept"] for r in chosen), len(acc["kept_fp32"]),
+                                     f"{mid}: kept_fp32 is not the smallest set that met the target")
+                errs = check_doc_row(spec, res, doc_rows[mid])
+                self.assertEqual(errs, [], f"{mid}: the accuracy-target table of docs/real_models.md disagrees "
+                                 "with the measurement (regenerate with test_int8.py --write-docs):\n  " +
+                                 "\n  ".join(errs))
+
+
 def write_docs_main():
     targets = npu_sim_targets() if full_run() else DEFAULT_TARGETS
     ids = [a for m in fp32.selected_models() for a in ("--model", m["id"])]
@@ -573,9 +628,22 @@ def write_docs_main():
             shutil.rmtree(tmp, ignore_errors=True)
         bad += res["mismatches"]
         print(f"measured {spec['id']} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    tresults = {}
+    for spec in target_models(fp32.selected_models()):
+        tmp = tempfile.mkdtemp(prefix=f"eulernpu-int8-target-{spec['id']}-")
+        try:
+            tresults[spec["id"]] = res = measure(spec, tmp, targets, target_db=spec["int8_target_db"])
+        except fp32.StageFailed as e:
+            raise SystemExit(f"{spec['id']} with --accuracy-target {spec['int8_target_db']:g}: {e}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        bad += res["mismatches"]
+        print(f"measured {spec['id']} with its accuracy target ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
     write_doc_table(results)
+    write_doc_table(tresults, with_target=True)
     write_report(results)
     print(_summary(results), file=sys.stderr)
+    print("with the accuracy target:\n" + _summary(tresults), file=sys.stderr)
     print(f"rewrote the int8 table of {DOC_PATH}", file=sys.stderr)
     if bad:
         print("npu_sim differs from int8 cpu_ref:\n  " + "\n  ".join(bad), file=sys.stderr)

@@ -48,6 +48,7 @@ calibration:
   samples: 64
 quantization:
   weights: per_tensor
+  float_outputs: all
 layers:
   fc1: {keep_fp32: true}
   /features/0/Conv: {per_tensor: true}
@@ -66,6 +67,7 @@ backend:
   EXPECT_EQ(c.to_options(), (Options{{"method", "percentile"},
                                      {"percentile", "99.9"},
                                      {"weights", "per_tensor"},
+                                     {"float_outputs", "all"},
                                      {"layer./features/0/Conv.per_tensor", "1"},
                                      {"layer.fc1.keep_fp32", "1"}}));
   EXPECT_EQ(c.backend_options(), (Options{{"threads", "2"}, {"tile", "16"}}));
@@ -109,11 +111,11 @@ TEST(QuantConfigTest, UnknownPreset) {
 TEST(QuantConfigTest, CanonicalText) {
   EXPECT_EQ(preset_config("default").canonical_text(),
             R"({"backend":{},"calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
-            R"("layers":{},"quantization":{"weights":"per_channel"}})");
+            R"("layers":{},"quantization":{"float_outputs":"none","weights":"per_channel"}})");
   // Method without a percentile: null, so a stray default can't change the hash.
   EXPECT_EQ(preset_config("fast").canonical_text(),
             R"({"backend":{},"calibration":{"method":"minmax","percentile":null,"samples":0},)"
-            R"("layers":{},"quantization":{"weights":"per_channel"}})");
+            R"("layers":{},"quantization":{"float_outputs":"none","weights":"per_channel"}})");
   // Key order in the file, quoting and no-op overrides do not matter.
   const CompileConfig a = parse(
       "layers: {b: {keep_fp32: true}, a: {per_tensor: true}, c: {}}\n"
@@ -127,7 +129,7 @@ TEST(QuantConfigTest, CanonicalText) {
             R"("calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
             R"("layers":{"a":{"keep_fp32":false,"per_tensor":true},)"
             R"("b":{"keep_fp32":true,"per_tensor":false}},)"
-            R"("quantization":{"weights":"per_channel"}})");
+            R"("quantization":{"float_outputs":"none","weights":"per_channel"}})");
   // The name is not part of it: a file equal to a preset hashes alike.
   EXPECT_EQ(parse("calibration: {method: entropy}").canonical_text(),
             preset_config("entropy").canonical_text());
@@ -185,6 +187,8 @@ TEST(QuantConfigTest, Errors) {
       {"quantization: {weights: per_row}\n",
        "quantization.weights: unknown weight scheme 'per_row' (one of: per_channel, per_tensor)"},
       {"quantization: {bits: 4}\n", "unknown key 'quantization.bits'"},
+      {"quantization: {float_outputs: yes}\n",
+       "quantization.float_outputs: unknown float_outputs 'yes' (one of: none, inner, all)"},
       {"layers: [fc1]\n", "layers: must be a mapping"},
       {"layers: {fc1: true}\n", "layers.fc1: must be a mapping"},
       {"layers: {fc1: {keep_fp32: yes}}\n",

@@ -179,6 +179,50 @@ TEST(QuantRewriteTest, AnAddThatFloatNodesEncloseStaysFloat) {
   EXPECT_EQ(std::count(got.begin(), got.end(), "QGemm"), 1);
 }
 
+TEST(QuantRewriteTest, FloatOutputsWriteTheAccumulatorsInFloat32) {
+  // x -> Gemm fc -> h -> Cos -> c -> Gemm fc2 -> y (a graph output).
+  OwnedGraph g = gemm_relu();
+  g.nodes[1] = node("cos", "Cos", {"h"}, {"c"});
+  g.nodes.push_back(node("fc2", "Gemm", {"c", "W2"}, {"y"}));
+  g.initializers["W2"] = floats("W2", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+  g.types["c"] = f32({1, 3});
+  auto p = params();
+  p["c"] = {0.01, 0};
+  RewriteSettings s;
+  EXPECT_EQ(ops(Rewriter(g, p, s).run()),
+            (std::vector<std::string>{"QuantizeLinear", "QGemm", "DequantizeLinear", "Cos",
+                                      "QuantizeLinear", "QGemm", "DequantizeLinear"}));
+  // inner: fc's output only Cos reads; fc2's is a graph output.
+  s.float_outputs = FloatOutputs::kInner;
+  const OwnedGraph q = Rewriter(g, p, s).run();
+  EXPECT_EQ(ops(q),
+            (std::vector<std::string>{"QuantizeLinear", "MatMulInteger", "Add", "Cast", "Mul",
+                                      "Cos", "QuantizeLinear", "QGemm", "DequantizeLinear"}));
+  // MatMulInteger reads B as (K, N) = W^T; Bias 0.5/(0.01·s_w) etc. in
+  // int32, the scale s_x · s_w[o] in float32.
+  const Node& mm = q.nodes[1];
+  EXPECT_EQ(q.initializers.at(mm.inputs[1]).dims, (std::vector<int64_t>{4, 3}));
+  const auto w = q.initializers.at(mm.inputs[1]).bytes;
+  EXPECT_EQ(static_cast<int8_t>(w[0]), 127);          // W[0][0] = 1: row 0 of W^T
+  EXPECT_EQ(static_cast<int8_t>(w[3 * 1 + 1]), 127);  // W[1][1] = 0.5, its channel's max
+  const Node& scale = q.nodes[4];
+  float sc[3];
+  std::memcpy(sc, q.initializers.at(scale.inputs[1]).bytes.data(), sizeof sc);
+  EXPECT_FLOAT_EQ(sc[0], static_cast<float>(0.01 * (1.0 / 127)));
+  EXPECT_FLOAT_EQ(sc[1], static_cast<float>(0.01 * (0.5 / 127)));
+  EXPECT_EQ(scale.outputs[0], "h");  // Cos reads the float value by its name
+  const auto m = meta(q);
+  ASSERT_EQ(m["float_outputs"].size(), 1u);
+  EXPECT_EQ(m["float_outputs"][0]["node"], "fc");
+  EXPECT_EQ(m["float_outputs"][0]["as"], "MatMulInteger");
+  // all: the logits too.
+  s.float_outputs = FloatOutputs::kAll;
+  const auto all = ops(Rewriter(g, p, s).run());
+  EXPECT_EQ(std::count(all.begin(), all.end(), "MatMulInteger"), 2);
+  EXPECT_EQ(std::count(all.begin(), all.end(), "QGemm"), 0);
+  EXPECT_EQ(std::count(all.begin(), all.end(), "DequantizeLinear"), 0);
+}
+
 TEST(QuantRewriteTest, PerTensorWeightsShareOneScale) {
   RewriteSettings s;
   s.per_tensor_nodes = {"fc"};

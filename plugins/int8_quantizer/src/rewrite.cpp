@@ -193,6 +193,12 @@ void Rewriter::mark_fused(size_t index, const std::string& into) {
       {{"node", src_.nodes[index].name}, {"op", src_.nodes[index].op_type}, {"into", into}});
 }
 
+void Rewriter::define_float_output(const std::string& name, const Node& node,
+                                   const std::string& how) {
+  float_ready_.insert(name);
+  float_outputs_json_.push_back({{"node", node.name}, {"op", node.op_type}, {"as", how}});
+}
+
 void Rewriter::keep_float(size_t index, const std::string& reason) {
   Node n = src_.nodes[index];
   for (auto& in : n.inputs) {
@@ -244,6 +250,7 @@ OwnedGraph Rewriter::run() {
   out_.opsets["ai.eulernpu"] = 1;
   out_.metadata = src_.metadata;
   islands_ = enclosed_islands(src_, settings_);
+  float_read_ = float_read_values(src_, settings_);
   // Initializers the float part still reads are copied at the end.
   for (size_t i = 0; i < src_.nodes.size(); ++i) {
     if (fused_.count(i)) continue;
@@ -259,11 +266,14 @@ OwnedGraph Rewriter::run() {
   for (const auto& [name, t] : src_.initializers) {
     if (read.count(name) && !out_.initializers.count(name)) out_.initializers.emplace(name, t);
   }
-  out_.metadata["eulernpu.quantization"] =
-      nlohmann::json{{"format", 1},          {"method", settings_.method},
-                     {"values", values_},    {"float_nodes", float_nodes_},
-                     {"fused", fused_json_}, {"tables", region_json_}}
-          .dump();
+  out_.metadata["eulernpu.quantization"] = nlohmann::json{
+      {"format", 1},
+      {"method", settings_.method},
+      {"values", values_},
+      {"float_nodes", float_nodes_},
+      {"fused", fused_json_},
+      {"tables", region_json_},
+      {"float_outputs", float_outputs_json_}}.dump();
   return std::move(out_);
 }
 

@@ -23,8 +23,16 @@
 
 namespace eulernpu::int8_quantizer {
 
+// Which Conv/Gemm/MatMul-by-constant write float32 straight from their
+// int32 accumulators (ConvInteger / MatMulInteger, the bias, Cast, one
+// multiply by s_x · s_w) instead of rounding to int8 and back: those whose
+// output only float32 nodes read (kInner), also those that are graph
+// outputs (kAll), or none.
+enum class FloatOutputs { kNone, kInner, kAll };
+
 struct RewriteSettings {
   bool per_tensor_weights = false;
+  FloatOutputs float_outputs = FloatOutputs::kNone;
   std::set<std::string> keep_fp32;         // node names
   std::set<std::string> per_tensor_nodes;  // node names
   std::string method;                      // recorded in the metadata
@@ -47,6 +55,12 @@ bool is_movement_op(const std::string& op_type);
 // float32 nodes enclose on every side: they stay float32
 // (rewrite_islands.cpp).
 std::set<size_t> enclosed_islands(const OwnedGraph& g, const RewriteSettings& settings);
+
+// The float32 values that no int8 op would read: every reader has no int8
+// form (or is kept float32), or is a code-moving op whose outputs are such
+// values too; with kAll a graph output counts as such a reader
+// (rewrite_islands.cpp).
+std::set<std::string> float_read_values(const OwnedGraph& g, const RewriteSettings& settings);
 
 // Explicit [begin..., end...] pads of a Conv/pool node whose input has
 // spatial dims `spatial` (auto_pad resolved as ONNX defines it); nullopt if
@@ -97,6 +111,12 @@ class Rewriter {
   // The clamp [qmin, qmax] the fused node `index` gives at parameters `p`.
   std::pair<int32_t, int32_t> clamp_of(size_t index, QParams p) const;
   void mark_fused(size_t index, const std::string& into);
+  // Whether `value` should be written in float32 by the matrix op computing
+  // it (RewriteSettings::float_outputs).
+  bool float_output(const std::string& value) const { return float_read_.count(value) != 0; }
+  // Registers float value `name` as computed by the int8 graph (a matrix op
+  // with a float32 output) and records it in the metadata.
+  void define_float_output(const std::string& name, const Node& node, const std::string& how);
   bool per_tensor(const Node& n) const;
 
  private:
@@ -134,6 +154,8 @@ class Rewriter {
   std::set<std::string> graph_outputs_;
   std::set<size_t> fused_;
   std::set<size_t> islands_;
+  std::set<std::string> float_read_;
+  nlohmann::json float_outputs_json_ = nlohmann::json::array();
   nlohmann::json values_ = nlohmann::json::array();
   nlohmann::json float_nodes_ = nlohmann::json::array();
   nlohmann::json fused_json_ = nlohmann::json::array();

@@ -89,4 +89,38 @@ std::set<size_t> enclosed_islands(const OwnedGraph& g, const RewriteSettings& se
   return out;
 }
 
+std::set<std::string> float_read_values(const OwnedGraph& g, const RewriteSettings& settings) {
+  std::set<std::string> out;
+  if (settings.float_outputs == FloatOutputs::kNone) return out;
+  std::map<std::string, std::vector<size_t>> readers;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs) {
+      if (!in.empty()) readers[in].push_back(i);
+    }
+  }
+  std::set<std::string> outputs;
+  for (const auto& [name, t] : g.outputs) outputs.insert(name);
+  // Readers come after their producers: from the last node back, each
+  // value's readers are decided before it.
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    for (const auto& v : g.nodes[i].outputs) {
+      if (v.empty()) continue;
+      const ValueType* t = g.type(v);
+      if (!t || t->dtype != ENP_DTYPE_FLOAT32) continue;
+      bool float_read =
+          outputs.count(v) ? settings.float_outputs == FloatOutputs::kAll : !readers[v].empty();
+      for (size_t r : readers[v]) {
+        const Node& n = g.nodes[r];
+        if (!int8_capable(n, g, settings)) continue;
+        // A code-moving op passes the value on: float32 if all it writes is.
+        bool passes = is_movement_op(n.op_type) && !n.outputs.empty();
+        for (const auto& o : n.outputs) passes &= out.count(o) != 0;
+        if (!passes) float_read = false;
+      }
+      if (float_read) out.insert(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace eulernpu::int8_quantizer

@@ -172,6 +172,54 @@ void emit_weighted(Rewriter& rw, Node q, const Node& n, const Prepared& p, const
   rw.add_node(std::move(q));
 }
 
+// The matrix op as ConvInteger / MatMulInteger (`integer`, its X and W and
+// attributes set) writing p.output in float32: acc + Bias in int32, Cast,
+// one float32 multiply by s_x · s_w[o] — the int8 products without the
+// rounding of an int8 output. `channel_dims`: the shape Bias and the scale
+// broadcast as ((1, O, 1...) for a conv, (O) for a Gemm).
+void emit_float_output(Rewriter& rw, Node integer, const Node& n, const Prepared& p,
+                       const std::vector<int64_t>& channel_dims) {
+  const std::string base = p.output;
+  const int8_t zp = static_cast<int8_t>(p.in.zero_point);
+  integer.inputs.push_back(
+      rw.add_initializer(n.name + ".x_zero_point", ENP_DTYPE_INT8, {}, &zp, 1));
+  std::string acc = base + "_acc_int32";
+  integer.outputs = {acc};
+  const std::string how = integer.op_type;
+  rw.add_node(std::move(integer));
+  const size_t channels = p.bias.size();
+  if (std::any_of(p.bias.begin(), p.bias.end(), [](int32_t b) { return b != 0; })) {
+    Node add;
+    add.name = n.name + ".bias";
+    add.op_type = "Add";
+    add.inputs = {acc, rw.add_initializer(n.name + ".bias_int32", ENP_DTYPE_INT32, channel_dims,
+                                          p.bias.data(), channels * sizeof(int32_t))};
+    acc = base + "_biased_int32";
+    add.outputs = {acc};
+    rw.add_node(std::move(add));
+  }
+  Node cast;
+  cast.name = n.name + ".to_float";
+  cast.op_type = "Cast";
+  cast.inputs = {acc};
+  cast.outputs = {base + "_acc_float"};
+  cast.attributes = {Attr::integer("to", ENP_DTYPE_FLOAT32)};
+  rw.add_node(cast);
+  std::vector<float> scale(channels);
+  for (size_t o = 0; o < channels; ++o) {
+    const double w = p.w.scales.size() == 1 ? p.w.scales[0] : p.w.scales[o];
+    scale[o] = static_cast<float>(p.in.scale * w);
+  }
+  Node mul;
+  mul.name = n.name + ".scale";
+  mul.op_type = "Mul";
+  mul.inputs = {cast.outputs[0], rw.add_initializer(n.name + ".scale", ENP_DTYPE_FLOAT32,
+                                                    channel_dims, scale.data(), channels * 4)};
+  mul.outputs = {base};
+  rw.add_node(std::move(mul));
+  rw.define_float_output(base, n, how);
+}
+
 std::vector<float> bias_or_zeros(const OwnedGraph& g, const std::string& name, int64_t n) {
   if (name.empty()) return std::vector<float>(static_cast<size_t>(n), 0.0f);
   return float_values(*g.initializer(name));
@@ -207,12 +255,21 @@ Rewriter::Reason Rewriter::conv(size_t index) {
   q.op_type = "QConv";
   q.domain = "ai.eulernpu";
   q.inputs = {int8_of(n.inputs[0])};
-  add_constants(*this, q, n, p, w->dims);
   q.attributes = {Attr::integers("strides", n.attr_ints("strides", std::vector<int64_t>(r, 1))),
                   Attr::integers("pads", *pads),
                   Attr::integers("dilations", n.attr_ints("dilations", std::vector<int64_t>(r, 1))),
                   Attr::integer("group", n.attr_int("group", 1)),
                   Attr::integers("kernel_shape", kernel)};
+  if (!p.fused && float_output(p.output)) {
+    q.op_type = "ConvInteger";
+    q.domain.clear();
+    q.inputs.push_back(add_int8s(n.name + ".W_int8", w->dims, p.w.values));
+    std::vector<int64_t> channel_dims(w->dims.size(), 1);
+    channel_dims[1] = w->dims[0];
+    emit_float_output(*this, std::move(q), n, p, channel_dims);
+    return std::nullopt;
+  }
+  add_constants(*this, q, n, p, w->dims);
   emit_weighted(*this, std::move(q), n, p, "x_zero_point");
   return std::nullopt;
 }
@@ -337,6 +394,20 @@ Rewriter::Reason Rewriter::gemm(size_t index) {
     add_node(std::move(t));
   }
   q.inputs = {x};
+  if (!p.fused && float_output(p.output)) {
+    // MatMulInteger reads B as (K, N).
+    std::vector<int8_t> b_kn(p.w.values.size());
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < cols; ++j) {
+        b_kn[static_cast<size_t>(i * cols + j)] = p.w.values[static_cast<size_t>(j * k + i)];
+      }
+    }
+    q.op_type = "MatMulInteger";
+    q.domain.clear();
+    q.inputs.push_back(add_int8s(n.name + ".B_int8", {k, cols}, b_kn));
+    emit_float_output(*this, std::move(q), n, p, {cols});
+    return std::nullopt;
+  }
   add_constants(*this, q, n, p, {cols, k});
   emit_weighted(*this, std::move(q), n, p, "a_zero_point");
   return std::nullopt;

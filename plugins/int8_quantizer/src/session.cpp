@@ -47,6 +47,15 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
                "use per_channel (the default) or per_tensor");
   }
   s.rewrite.per_tensor_weights = weights == "per_tensor";
+  const std::string float_outputs = options.get("float_outputs", "none");
+  if (float_outputs == "inner") {
+    s.rewrite.float_outputs = FloatOutputs::kInner;
+  } else if (float_outputs == "all") {
+    s.rewrite.float_outputs = FloatOutputs::kAll;
+  } else if (float_outputs != "none") {
+    bad_option("float_outputs", "'" + float_outputs + "' is not none, inner or all",
+               "use none (the default), inner or all");
+  }
   for (const auto& [key, value] : options.with_prefix("layer.")) {
     const auto dot = key.rfind('.');
     const std::string node = dot == std::string::npos ? "" : key.substr(0, dot);
@@ -66,7 +75,8 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
   }
   for (const enp_kv_t& kv : options.all()) {
     const std::string key = kv.key;
-    if (key != "method" && key != "percentile" && key != "weights" && key.rfind("layer.", 0) != 0) {
+    if (key != "method" && key != "percentile" && key != "weights" && key != "float_outputs" &&
+        key.rfind("layer.", 0) != 0) {
       bad_option(key, "unknown option", "see docs/config.md for the keys");
     }
   }
