@@ -18,6 +18,23 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Exporters write names of 200+ characters (tf2onnx joins the scopes of
+// every fused op); in the terminal table such a name is its head and tail,
+// the JSON report keeps it whole.
+constexpr size_t kShownNameBytes = 60;
+
+std::string shown_name(const std::string& name) {
+  if (name.size() <= kShownNameBytes) return name;
+  // Cut at UTF-8 character starts, never inside a character.
+  auto start = [&](size_t i) {
+    while (i > 0 && i < name.size() && (static_cast<unsigned char>(name[i]) & 0xC0) == 0x80) --i;
+    return i;
+  };
+  const size_t head = start(kShownNameBytes / 2 - 2);
+  const size_t tail = start(name.size() - (kShownNameBytes / 2 - 1));
+  return name.substr(0, head) + "..." + name.substr(tail);
+}
+
 std::string nonfinite_text(double v) {
   if (std::isnan(v)) return "nan";
   return v > 0 ? "inf" : "-inf";
@@ -164,7 +181,7 @@ std::string QuantReport::summary(size_t worst) const {
         {"value", "node", "op", "alone dB", "SQNR dB", "cosine", "max abs err"}};
     for (size_t i = 0; i < shown; ++i) {
       const LayerError& l = layers[i];
-      rows.push_back({l.value.name, l.value.node, l.value.op_type,
+      rows.push_back({shown_name(l.value.name), shown_name(l.value.node), l.value.op_type,
                       std::isnan(l.output_sqnr_db) ? "-" : fixed(l.output_sqnr_db, "%.2f"),
                       fixed(l.sqnr_db(), "%.2f"), fixed(l.cosine(), "%.6f"),
                       fixed(l.max_abs_error, "%.4g")});
@@ -183,7 +200,9 @@ std::string QuantReport::summary(size_t worst) const {
                                 (a.kept.size() == 1 ? "" : "s") + " in float32";
     if (!a.kept.empty()) {
       out += ": ";
-      for (size_t i = 0; i < a.kept.size() && i < 5; ++i) out += (i ? ", " : "") + a.kept[i];
+      for (size_t i = 0; i < a.kept.size() && i < 5; ++i) {
+        out += (i ? ", " : "") + shown_name(a.kept[i]);
+      }
       if (a.kept.size() > 5) out += ", and " + std::to_string(a.kept.size() - 5) + " more";
     }
     if (a.rounds.size() > 1 && a.rounds.front().float_outputs != a.float_outputs) {
@@ -205,7 +224,7 @@ std::string QuantReport::summary(size_t worst) const {
     const size_t listed = std::min(worst, float32_nodes_.size());
     for (size_t i = 0; i < listed; ++i) {
       const Float32Node& n = float32_nodes_[i];
-      rows.push_back({n.node, n.op_type, n.reason});
+      rows.push_back({shown_name(n.node), n.op_type, n.reason});
     }
     out += sdk::text_table(rows, {false, false, false});
     if (listed < float32_nodes_.size()) {

@@ -188,6 +188,18 @@ TEST(QuantReportTest, SummaryShowsTheWorstN) {
   EXPECT_EQ(QuantReport().summary(), "Accuracy: 0 int8 values over 0 samples\n");
 }
 
+TEST(QuantReportTest, SummaryShortensLongNamesTheJsonKeepsThem) {
+  QuantReport r;
+  const std::string name = "StatefulPartitionedCall/model/" + std::string(100, 'x') + "/Conv2D:0";
+  r.add_float32_node({name, "Cos", "no int8 form"});
+  const std::string text = r.summary();
+  EXPECT_NE(text.find("  StatefulPartitionedCall/mode...xxxxxxxxxxxxxxxxxxxx/Conv2D:0 Cos"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(name), std::string::npos);
+  EXPECT_NE(r.json_text().find(name), std::string::npos);
+}
+
 TEST(QuantReportTest, JsonDocument) {
   const std::string text = small_report().json_text();
   EXPECT_EQ(text.back(), '\n');
