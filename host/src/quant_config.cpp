@@ -23,6 +23,7 @@ const std::vector<PresetInfo> kPresets = {
     {"fast", "minmax: one pass over the samples, outliers widen the range"},
     {"entropy", "entropy (KL divergence): slower, best for long-tailed activations"},
     {"mse", "minimal expected squared quantization error"},
+    {"best", "per value, the candidate range with the least measured error (three passes)"},
 };
 
 // Shortest decimal text that reads back as the same double: stable across
@@ -286,6 +287,8 @@ CompileConfig preset_config(const std::string& name) {
     config.method = "entropy";
   } else if (name == "mse") {
     config.method = "mse";
+  } else if (name == "best") {
+    config.method = "best";
   } else {
     throw UserError("unknown quantization preset",
                     "--preset '" + name + "' is not a preset (presets: " + preset_list() + ")",

@@ -14,7 +14,7 @@
 namespace eulernpu::host {
 
 // The calibration methods of the int8 quantizer, in documentation order.
-inline constexpr const char* kCalibMethods[] = {"minmax", "percentile", "entropy", "mse"};
+inline constexpr const char* kCalibMethods[] = {"minmax", "percentile", "entropy", "mse", "best"};
 // quantization.float_outputs: which matrix ops write float32 from their
 // int32 accumulators instead of int8 (docs/config.md).
 inline constexpr const char* kFloatOutputs[] = {"none", "inner", "all"};

@@ -30,7 +30,7 @@ void add_quantize_options(cxxopts::Options& options) {
       cxxopts::value<std::string>())("calib-samples", "use at most N calibration samples",
                                      cxxopts::value<int64_t>())(
       "config", "quantization config file (YAML, docs/config.md)", cxxopts::value<std::string>())(
-      "preset", "named quantization preset (default, fast, entropy, mse)",
+      "preset", "named quantization preset (default, fast, entropy, mse, best)",
       cxxopts::value<std::string>())("quantizer", "quantizer plugin (default: the one loaded)",
                                      cxxopts::value<std::string>())(
       "save-quantized-ir", "also write the quantized graph as an IR file (.mblt)",
@@ -175,7 +175,10 @@ QuantizeOutcome quantize_from_args(Context& ctx, const cxxopts::ParseResult& arg
       if (current != UINT32_MAX) progress.end_pass();
       current = pass;
       progress.begin_pass(static_cast<int>(pass) + 1, static_cast<int>(passes),
-                          static_cast<int64_t>(total), pass == 0 ? "range" : "histogram");
+                          static_cast<int64_t>(total),
+                          pass == 0   ? "range"
+                          : pass == 1 ? "histogram"
+                                      : "error");
     }
     progress.update(static_cast<int64_t>(done));
   };

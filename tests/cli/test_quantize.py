@@ -275,8 +275,9 @@ class QuantizeTest(CliTestCase):
         with open(os.path.join(SOURCE_DIR, "docs", "config.md")) as f:
             rows = [line for line in f if line.startswith("| mlp |") or line.startswith("| cnn |")]
         self.assertEqual(len(rows), 2)
-        presets = ("default", "fast", "entropy", "mse")
+        presets = ("default", "fast", "entropy", "mse", "best")
         for row in rows:
+            self.assertEqual(row.count("|") - 2, len(presets), f"one column per preset: {row}")
             cells = [c.strip() for c in row.strip().strip("|").split("|")]
             name = cells[0]
             want = self.reference(name)

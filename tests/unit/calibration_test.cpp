@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -116,6 +117,49 @@ TEST(CalibrationTest, AsymmetricParameters) {
   // A tie: [-0.5, 0.5] has scale 1/255 and zero point -128 + 127.5 =
   // -0.5, which rounds half to even: 0.
   EXPECT_EQ(activation_params({-127.5 / 255.0, 127.5 / 255.0}).zero_point, 0);
+}
+
+}  // namespace
+}  // namespace eulernpu::int8_quantizer
+
+namespace eulernpu::int8_quantizer {
+namespace {
+
+TEST(CalibrationTest, BestMeasuresEachCandidateOnTheValues) {
+  EXPECT_EQ(parse_method("best"), Method::kBest);
+  EXPECT_EQ(method_passes(Method::kBest), 3u);
+  EXPECT_EQ(method_passes(Method::kMse), 2u);
+  EXPECT_EQ(method_passes(Method::kMinMax), 1u);
+  const std::vector<float> v = bulk_with_outlier();
+  const TensorObserver obs = observe(v);
+  const auto candidates = candidate_ranges(obs);
+  ASSERT_EQ(candidates.size(), 6u);
+  EXPECT_EQ(candidates[0].name, "minmax");
+  EXPECT_EQ(candidates[2].name, "percentile 99.99");
+  EXPECT_EQ(candidates[5].name, "mse");
+  ErrorMeter meter(candidates);
+  meter.observe({v.data(), v.size() / 2});  // in two samples, as the passes feed it
+  meter.observe({v.data() + v.size() / 2, v.size() - v.size() / 2});
+  // Each error is the exact sum over the values at the candidate's stored
+  // int8 parameters.
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    QuantParams p = activation_params(candidates[c].range);
+    p.scale = static_cast<float>(p.scale);
+    double want = 0;
+    for (float x : v) {
+      const double q = std::clamp(std::nearbyint(x / p.scale) + p.zero_point, -128.0, 127.0);
+      want += std::pow(x - (q - p.zero_point) * p.scale, 2);
+    }
+    EXPECT_NEAR(meter.errors()[c], want, 1e-9 * want) << candidates[c].name;
+  }
+  // Clipping the outlier at 10 costs (10 - 1)^2 = 81 at once; the full
+  // range's coarser step costs about 100 000 · (11/255)^2 / 12 = 15.5.
+  EXPECT_NEAR(meter.errors()[0], 15.5, 0.5);
+  EXPECT_GT(meter.errors()[2], 81.0);
+  const auto& e = meter.errors();
+  const size_t least = static_cast<size_t>(std::min_element(e.begin(), e.end()) - e.begin());
+  EXPECT_EQ(meter.best().name, candidates[least].name);
+  EXPECT_LT(e[least], 81.0);  // the winner keeps the outlier
 }
 
 }  // namespace

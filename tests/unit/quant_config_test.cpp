@@ -74,7 +74,7 @@ backend:
 }
 
 TEST(QuantConfigTest, Presets) {
-  ASSERT_EQ(compile_presets().size(), 4u);
+  ASSERT_EQ(compile_presets().size(), 5u);
   EXPECT_STREQ(compile_presets()[0].name, "default");
   const struct {
     const char* name;
@@ -84,6 +84,7 @@ TEST(QuantConfigTest, Presets) {
       {"fast", {{"method", "minmax"}, {"weights", "per_channel"}}},
       {"entropy", {{"method", "entropy"}, {"weights", "per_channel"}}},
       {"mse", {{"method", "mse"}, {"weights", "per_channel"}}},
+      {"best", {{"method", "best"}, {"weights", "per_channel"}}},
   };
   for (const auto& c : cases) {
     const CompileConfig config = preset_config(c.name);
@@ -170,7 +171,7 @@ TEST(QuantConfigTest, Errors) {
       // Values.
       {"calibration: {method: kl}\n",
        "calibration.method: unknown calibration method 'kl' (one of: minmax, percentile, entropy, "
-       "mse)"},
+       "mse, best)"},
       {"calibration: {method: {a: 1}}\n", "calibration.method: must be one of"},
       {"calibration: {percentile: 0}\n", "calibration.percentile: 0 is outside (0, 100]"},
       {"calibration: {percentile: 100.5}\n", "calibration.percentile: 100.5 is outside (0, 100]"},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -15,8 +16,9 @@ Method parse_method(const std::string& name) {
   if (name == "percentile") return Method::kPercentile;
   if (name == "entropy") return Method::kEntropy;
   if (name == "mse") return Method::kMse;
+  if (name == "best") return Method::kBest;
   throw std::invalid_argument("unknown calibration method '" + name +
-                              "' (minmax, percentile, entropy, mse)");
+                              "' (minmax, percentile, entropy, mse, best)");
 }
 
 const char* method_name(Method m) {
@@ -29,11 +31,18 @@ const char* method_name(Method m) {
       return "entropy";
     case Method::kMse:
       return "mse";
+    case Method::kBest:
+      return "best";
   }
   return "?";
 }
 
 bool needs_histogram(Method m) { return m != Method::kMinMax; }
+
+uint32_t method_passes(Method m) {
+  if (m == Method::kMinMax) return 1;
+  return m == Method::kBest ? 3 : 2;
+}
 
 void TensorObserver::observe_range(std::span<const float> values) {
   for (const float v : values) {
@@ -203,6 +212,8 @@ Range choose_range(const TensorObserver& obs, Method method, const MethodOptions
         break;
       case Method::kMinMax:
         break;
+      case Method::kBest:
+        throw std::logic_error("method best chooses among candidate_ranges()");
     }
     r = clip(obs, bins * obs.bin_width());
   }
@@ -223,6 +234,51 @@ QuantParams activation_params(Range r) {
   const double zp = sdk::qmath::round_half_even(-128.0 - r.lo / p.scale);
   p.zero_point = static_cast<int32_t>(std::clamp(zp, -128.0, 127.0));
   return p;
+}
+
+std::vector<Candidate> candidate_ranges(const TensorObserver& obs) {
+  std::vector<Candidate> out = {{"minmax", choose_range(obs, Method::kMinMax)}};
+  for (const double p : {99.9, 99.99, 99.999}) {
+    MethodOptions o;
+    o.percentile = p;
+    char name[32];
+    std::snprintf(name, sizeof name, "percentile %g", p);
+    out.push_back({name, choose_range(obs, Method::kPercentile, o)});
+  }
+  out.push_back({"entropy", choose_range(obs, Method::kEntropy)});
+  out.push_back({"mse", choose_range(obs, Method::kMse)});
+  return out;
+}
+
+ErrorMeter::ErrorMeter(std::vector<Candidate> candidates) : candidates_(std::move(candidates)) {
+  for (const Candidate& c : candidates_) {
+    QuantParams p = activation_params(c.range);
+    p.scale = static_cast<double>(static_cast<float>(p.scale));  // as QuantizeLinear stores it
+    params_.push_back(p);
+  }
+  errors_.assign(candidates_.size(), 0.0);
+}
+
+void ErrorMeter::observe(std::span<const float> values) {
+  for (size_t c = 0; c < params_.size(); ++c) {
+    const double scale = params_[c].scale, zp = params_[c].zero_point;
+    double e = 0;
+    for (const float v : values) {
+      if (std::isnan(v)) continue;
+      const double q = std::clamp(sdk::qmath::round_half_even(v / scale) + zp, -128.0, 127.0);
+      const double d = static_cast<double>(v) - (q - zp) * scale;
+      e += d * d;
+    }
+    errors_[c] += e;
+  }
+}
+
+const Candidate& ErrorMeter::best() const {
+  size_t best = 0;
+  for (size_t c = 1; c < errors_.size(); ++c) {
+    if (errors_[c] < errors_[best]) best = c;
+  }
+  return candidates_[best];
 }
 
 }  // namespace eulernpu::int8_quantizer

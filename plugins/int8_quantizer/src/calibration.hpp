@@ -7,7 +7,9 @@
 //   1. observe_range(): the exact minimum and maximum;
 //   2. observe_histogram(): a 2048-bin histogram of |x| over [0, max|x|],
 //      counts in float64 (exact up to 2^53 values per bin).
-// minmax needs only the first pass.
+// minmax needs only the first pass; best adds a third:
+//   3. observe_errors(): per candidate range (candidate_ranges), the exact
+//      squared error of quantizing the observed values with it, in float64.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +19,15 @@
 
 namespace eulernpu::int8_quantizer {
 
-enum class Method { kMinMax, kPercentile, kEntropy, kMse };
+enum class Method { kMinMax, kPercentile, kEntropy, kMse, kBest };
 
-// "minmax", "percentile", "entropy", "mse"; throws std::invalid_argument
-// for anything else, naming the valid ones.
+// "minmax", "percentile", "entropy", "mse", "best"; throws
+// std::invalid_argument for anything else, naming the valid ones.
 Method parse_method(const std::string& name);
 const char* method_name(Method m);
 bool needs_histogram(Method m);
+// Passes over the samples the method needs (1 to 3).
+uint32_t method_passes(Method m);
 
 inline constexpr int kHistogramBins = 2048;
 
@@ -80,5 +84,30 @@ struct QuantParams {
   int32_t zero_point = 0;
 };
 QuantParams activation_params(Range r);
+
+// Method best: the ranges it chooses from, each with its name — minmax,
+// percentile 99.9 / 99.99 / 99.999, entropy, mse, in this order (a tie goes
+// to the earlier).
+struct Candidate {
+  std::string name;
+  Range range;
+};
+std::vector<Candidate> candidate_ranges(const TensorObserver& obs);
+
+// Pass 3 of method best: the squared error each candidate's int8
+// parameters (scale rounded to float32, as the graph stores it) give the
+// values, summed in float64; best() is the candidate with the least.
+class ErrorMeter {
+ public:
+  explicit ErrorMeter(std::vector<Candidate> candidates);
+  void observe(std::span<const float> values);
+  const Candidate& best() const;
+  const std::vector<double>& errors() const { return errors_; }
+
+ private:
+  std::vector<Candidate> candidates_;
+  std::vector<QuantParams> params_;
+  std::vector<double> errors_;
+};
 
 }  // namespace eulernpu::int8_quantizer

@@ -74,6 +74,7 @@ std::string Rewriter::int8_of(const std::string& name) {
                      {"zero_point", p.zero_point},
                      {"node", q.name},
                      {"op", "QuantizeLinear"}});
+  note_method(name);
   const std::string out = q.outputs[0];
   add_node(std::move(q));
   return out;
@@ -113,6 +114,11 @@ std::optional<std::pair<std::string, QParams>> Rewriter::int8_constant(const std
   return std::make_pair(add_int8s(name + "_int8", t->dims, q), p);
 }
 
+void Rewriter::note_method(const std::string& float_name) {
+  const auto it = settings_.value_methods.find(float_name);
+  if (it != settings_.value_methods.end()) values_.back()["calibration"] = it->second;
+}
+
 std::string Rewriter::define_int8(const std::string& float_name, QParams p, const Node& node,
                                   const std::string& op) {
   const std::string name = unique(float_name + "_int8");
@@ -124,6 +130,7 @@ std::string Rewriter::define_int8(const std::string& float_name, QParams p, cons
                      {"zero_point", p.zero_point},
                      {"node", node.name},
                      {"op", op}});
+  note_method(float_name);
   return name;
 }
 

@@ -36,6 +36,8 @@ struct RewriteSettings {
   std::set<std::string> keep_fp32;         // node names
   std::set<std::string> per_tensor_nodes;  // node names
   std::string method;                      // recorded in the metadata
+  // Method best: the candidate each value's range came from (metadata).
+  std::map<std::string, std::string> value_methods;
 };
 
 // Scale and zero point of an int8 value. The scale is always a float32
@@ -137,6 +139,8 @@ class Rewriter {
   Reason matmul(size_t index);
 
   void keep_float(size_t index, const std::string& reason);
+  // Method best: the last values_ entry says which candidate its range is.
+  void note_method(const std::string& float_name);
   // The float form of `name`, inserting DequantizeLinear if only its int8
   // twin exists.
   std::string float_of(const std::string& name);

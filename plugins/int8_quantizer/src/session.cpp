@@ -101,8 +101,14 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
     TensorObserver& obs = observers_[t.name];
     if (pass == 0) {
       obs.observe_range(buffer);
-    } else {
+    } else if (pass == 1) {
       obs.observe_histogram(buffer);
+    } else {
+      if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) continue;  // quantize() says so
+      auto it = errors_.find(t.name);
+      if (it == errors_.end())
+        it = errors_.emplace(t.name, ErrorMeter(candidate_ranges(obs))).first;
+      it->second.observe(buffer);
     }
   }
   ++samples_[pass];
@@ -110,16 +116,24 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
 
 OwnedGraph Session::quantize() const {
   std::map<std::string, QParams> calibrated;
+  RewriteSettings rewrite = options_.rewrite;
   for (const auto& [name, obs] : observers_) {
     if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) {
       throw sdk::Error(ENP_INVALID_ARGUMENT, "calibration data does not fit the model",
                        "value '" + name + "' took an infinite value on the calibration samples",
                        "check the calibration data (inputs out of the model's range)");
     }
-    calibrated[name] =
-        to_qparams(activation_params(choose_range(obs, options_.method, options_.method_options)));
+    if (options_.method == Method::kBest) {
+      const auto it = errors_.find(name);
+      const Candidate c = it != errors_.end() ? it->second.best() : candidate_ranges(obs)[0];
+      calibrated[name] = to_qparams(activation_params(c.range));
+      rewrite.value_methods[name] = c.name;
+    } else {
+      calibrated[name] = to_qparams(
+          activation_params(choose_range(obs, options_.method, options_.method_options)));
+    }
   }
-  return Rewriter(graph_, std::move(calibrated), options_.rewrite).run();
+  return Rewriter(graph_, std::move(calibrated), std::move(rewrite)).run();
 }
 
 void Session::finish(sdk::GraphBuilder& out) {

@@ -25,7 +25,7 @@ struct SessionOptions {
 class Session : public sdk::QuantSession {
  public:
   Session(OwnedGraph graph, SessionOptions options);
-  uint32_t passes() const { return needs_histogram(options_.method) ? 2 : 1; }
+  uint32_t passes() const { return method_passes(options_.method); }
 
   void observe(uint32_t pass, std::span<const enp_tensor_t> values) override;
   void finish(sdk::GraphBuilder& out) override;
@@ -37,7 +37,8 @@ class Session : public sdk::QuantSession {
   OwnedGraph graph_;
   SessionOptions options_;
   std::map<std::string, TensorObserver> observers_;
-  uint64_t samples_[2] = {0, 0};
+  std::map<std::string, ErrorMeter> errors_;  // method best, pass 3
+  uint64_t samples_[3] = {0, 0, 0};
 };
 
 }  // namespace eulernpu::int8_quantizer
