@@ -182,8 +182,11 @@ class Reader {
           }
         }
       } else if (section == "quantization") {
-        for (const auto& [key, n] : entries(body, section, {"weights", "float_outputs"})) {
-          if (key == "weights") {
+        for (const auto& [key, n] :
+             entries(body, section, {"weights", "float_outputs", "bias_correction"})) {
+          if (key == "bias_correction") {
+            config.bias_correction = boolean(n, section + "." + key);
+          } else if (key == "weights") {
             config.per_channel_weights = choice(n, section + "." + key, kWeightSchemes,
                                                 "weight scheme") == kWeightSchemes[0];
           } else {
@@ -241,6 +244,7 @@ std::vector<std::pair<std::string, std::string>> CompileConfig::to_options() con
   if (method == "percentile") out.emplace_back("percentile", shortest(percentile));
   out.emplace_back("weights", per_channel_weights ? "per_channel" : "per_tensor");
   if (float_outputs != "none") out.emplace_back("float_outputs", float_outputs);
+  if (bias_correction) out.emplace_back("bias_correction", "1");
   for (const auto& [node, o] : layers) {
     if (o.keep_fp32) out.emplace_back("layer." + node + ".keep_fp32", "1");
     if (o.per_tensor) out.emplace_back("layer." + node + ".per_tensor", "1");
@@ -267,7 +271,8 @@ std::string CompileConfig::canonical_text() const {
         {"samples", samples}}},
       {"quantization",
        {{"weights", per_channel_weights ? "per_channel" : "per_tensor"},
-        {"float_outputs", float_outputs}}},
+        {"float_outputs", float_outputs},
+        {"bias_correction", bias_correction}}},
       {"layers", layer_json},
       {"backend", backend},
   };

@@ -37,6 +37,7 @@ struct CompileConfig {
   int64_t samples = 0;                // calibration sample limit; 0: every sample
   bool per_channel_weights = true;
   std::string float_outputs = "none";           // one of kFloatOutputs
+  bool bias_correction = false;                 // quantization.bias_correction
   std::map<std::string, LayerOverride> layers;  // by node name
   std::map<std::string, std::string> backend;   // options for the backend plugin
 
@@ -45,7 +46,8 @@ struct CompileConfig {
   // The options handed to the quantizer plugin, in this order: `method`;
   // `percentile` (method percentile only, shortest text that reads back as
   // the same double); `weights` (`per_channel` or `per_tensor`);
-  // `float_outputs` (`inner` or `all`; left out when `none`); then by
+  // `float_outputs` (`inner` or `all`; left out when `none`);
+  // `bias_correction` (`1`, left out when off); then by
   // node name `layer.<node>.keep_fp32` = `1` and `layer.<node>.per_tensor`
   // = `1` for each override that is set.
   std::vector<std::pair<std::string, std::string>> to_options() const;

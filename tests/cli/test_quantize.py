@@ -243,6 +243,25 @@ class QuantizeTest(CliTestCase):
                    f"input={N},1,8,8", "--calib-data-path", CALIB, "--accuracy-target", "nan",
                    "--out", self.path("x.mxq"), title="invalid command line")
 
+    def test_bias_correction_gives_the_figures_of_the_docs(self):
+        # docs/config.md, "Bias correction": the digits models' logits with
+        # quantization.bias_correction, against the default preset's (the
+        # preset table's first column). 0.05 dB: OpenBLAS differs per CPU.
+        cfg = self.path("bc.yaml")
+        with open(cfg, "w") as f:
+            f.write("quantization:\n  bias_correction: true\n")
+        for name, want_db, want_agree in (("mlp", 40.01, 100.0), ("cnn", 45.52, 100.0)):
+            art = self.path(f"{name}_bc.mxq")
+            self.compile_int8(name, art, "--config", cfg)
+            with zipfile.ZipFile(art) as z:
+                manifest = json.loads(z.read("manifest.json"))
+            self.assertIs(manifest["config"]["settings"]["quantization"]["bias_correction"], True)
+            got, want = self.run_logits(art), self.reference(name)
+            db = sqnr_db(want, got)
+            agree = 100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1))
+            self.assertLessEqual(abs(db - want_db), 0.05, f"{name}: measured {db:.2f} dB")
+            self.assertLessEqual(abs(agree - want_agree), 100 / N + 1e-9, f"{name}: {agree:.2f} %")
+
     def test_equalize_repairs_the_badly_scaled_layer_in_int8(self):
         # Cross-layer equalization moves fc1's four x256 channels into fc2's
         # weights: the same function, every layer int8 (docs/optimization.md).

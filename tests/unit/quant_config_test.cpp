@@ -110,13 +110,15 @@ TEST(QuantConfigTest, UnknownPreset) {
 }
 
 TEST(QuantConfigTest, CanonicalText) {
-  EXPECT_EQ(preset_config("default").canonical_text(),
-            R"({"backend":{},"calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
-            R"("layers":{},"quantization":{"float_outputs":"none","weights":"per_channel"}})");
+  EXPECT_EQ(
+      preset_config("default").canonical_text(),
+      R"({"backend":{},"calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
+      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
   // Method without a percentile: null, so a stray default can't change the hash.
-  EXPECT_EQ(preset_config("fast").canonical_text(),
-            R"({"backend":{},"calibration":{"method":"minmax","percentile":null,"samples":0},)"
-            R"("layers":{},"quantization":{"float_outputs":"none","weights":"per_channel"}})");
+  EXPECT_EQ(
+      preset_config("fast").canonical_text(),
+      R"({"backend":{},"calibration":{"method":"minmax","percentile":null,"samples":0},)"
+      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
   // Key order in the file, quoting and no-op overrides do not matter.
   const CompileConfig a = parse(
       "layers: {b: {keep_fp32: true}, a: {per_tensor: true}, c: {}}\n"
@@ -125,12 +127,13 @@ TEST(QuantConfigTest, CanonicalText) {
       "backend: {x: \"2\", y: 1}\n"
       "layers: {a: {per_tensor: true}, b: {keep_fp32: true}}\n");
   EXPECT_EQ(a.canonical_text(), b.canonical_text());
-  EXPECT_EQ(a.canonical_text(),
-            R"({"backend":{"x":"2","y":"1"},)"
-            R"("calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
-            R"("layers":{"a":{"keep_fp32":false,"per_tensor":true},)"
-            R"("b":{"keep_fp32":true,"per_tensor":false}},)"
-            R"("quantization":{"float_outputs":"none","weights":"per_channel"}})");
+  EXPECT_EQ(
+      a.canonical_text(),
+      R"({"backend":{"x":"2","y":"1"},)"
+      R"("calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
+      R"("layers":{"a":{"keep_fp32":false,"per_tensor":true},)"
+      R"("b":{"keep_fp32":true,"per_tensor":false}},)"
+      R"("quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
   // The name is not part of it: a file equal to a preset hashes alike.
   EXPECT_EQ(parse("calibration: {method: entropy}").canonical_text(),
             preset_config("entropy").canonical_text());

@@ -36,6 +36,10 @@ struct RewriteSettings {
   std::set<std::string> keep_fp32;         // node names
   std::set<std::string> per_tensor_nodes;  // node names
   std::string method;                      // recorded in the metadata
+  // Bias correction: per Conv / Gemm / MatMul node, its input's means over
+  // the calibration samples (per channel and tap for a Conv; empty: no
+  // correction).
+  std::map<std::string, std::vector<double>> input_means;
   // Method best: the candidate each value's range came from (metadata).
   std::map<std::string, std::string> value_methods;
 };
@@ -120,6 +124,11 @@ class Rewriter {
   // with a float32 output) and records it in the metadata.
   void define_float_output(const std::string& name, const Node& node, const std::string& how);
   bool per_tensor(const Node& n) const;
+  // Bias correction's input means for node `node`, or null.
+  const std::vector<double>* input_means(const std::string& node) const {
+    const auto it = settings_.input_means.find(node);
+    return it == settings_.input_means.end() ? nullptr : &it->second;
+  }
 
  private:
   Reason quantize_node(size_t index);

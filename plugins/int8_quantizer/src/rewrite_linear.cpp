@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "bias_correction.hpp"
 #include "rewrite.hpp"
 #include "weights.hpp"
 
@@ -79,6 +80,9 @@ struct Weighted {
   bool per_tensor = false;
   std::vector<float> bias;  // one per output channel
   int64_t taps = 0;         // terms per dot product
+  // Bias correction applies (shape (O, C/group, k...) or (O, K)).
+  bool correctable = false;
+  int64_t group = 1;
 };
 
 struct Prepared {
@@ -121,7 +125,10 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
   const int64_t channels = static_cast<int64_t>(wt.bias.size());
   std::vector<double> scales = p.w.scales;
   if (scales.size() == 1) scales.assign(static_cast<size_t>(channels), scales[0]);
-  p.bias = quantize_biases(wt.bias, p.in.scale, scales);
+  const std::vector<double>* means = wt.correctable ? rw.input_means(n.name) : nullptr;
+  p.bias = quantize_biases(
+      means ? corrected_bias(wt.bias, wt.w, wt.shape, p.w, wt.group, *means) : wt.bias, p.in.scale,
+      scales);
   // The bound per output channel: its largest |w| (over its K terms) and |bias|.
   const int64_t per_channel = static_cast<int64_t>(p.w.values.size()) / channels;
   for (int64_t c = 0; c < channels; ++c) {
@@ -246,6 +253,8 @@ Rewriter::Reason Rewriter::conv(size_t index) {
   wt.per_tensor = per_tensor(n);
   wt.bias = bias_or_zeros(src_, n.input(2), w->dims[0]);
   wt.taps = product(w->dims, 1);
+  wt.correctable = true;
+  wt.group = n.attr_int("group", 1);
   Prepared p;
   if (Reason r = prepare(*this, n, wt, p)) return r;
 
@@ -375,6 +384,7 @@ Rewriter::Reason Rewriter::gemm(size_t index) {
   wt.per_tensor = per_tensor(n);
   wt.bias = bias;
   wt.taps = k;
+  wt.correctable = !trans_a;  // the means are per A's last axis
   Prepared p;
   if (Reason why = prepare(*this, n, wt, p)) return why;
 

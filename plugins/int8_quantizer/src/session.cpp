@@ -47,6 +47,11 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
                "use per_channel (the default) or per_tensor");
   }
   s.rewrite.per_tensor_weights = weights == "per_tensor";
+  const std::string bias_correction = options.get("bias_correction", "0");
+  if (bias_correction != "0" && bias_correction != "1") {
+    bad_option("bias_correction", "'" + bias_correction + "' is not 0 or 1", "use true or false");
+  }
+  s.bias_correction = bias_correction == "1";
   const std::string float_outputs = options.get("float_outputs", "none");
   if (float_outputs == "inner") {
     s.rewrite.float_outputs = FloatOutputs::kInner;
@@ -76,7 +81,7 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
   for (const enp_kv_t& kv : options.all()) {
     const std::string key = kv.key;
     if (key != "method" && key != "percentile" && key != "weights" && key != "float_outputs" &&
-        key.rfind("layer.", 0) != 0) {
+        key != "bias_correction" && key.rfind("layer.", 0) != 0) {
       bad_option(key, "unknown option", "see docs/config.md for the keys");
     }
   }
@@ -84,7 +89,32 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
 }
 
 Session::Session(OwnedGraph graph, SessionOptions options)
-    : graph_(std::move(graph)), options_(std::move(options)) {}
+    : graph_(std::move(graph)), options_(std::move(options)) {
+  if (!options_.bias_correction) return;
+  for (const Node& n : graph_.nodes) {
+    if (!n.domain.empty() || n.inputs.size() < 2) continue;
+    const sdk::OwnedTensor* w = graph_.initializer(n.input(1));
+    if (!w) continue;
+    if (n.op_type == "Conv") {
+      const ValueType* x = graph_.type(n.input(0));
+      if (!x || !x->shape_known || x->dims.size() != w->dims.size() || w->dims.size() < 3 ||
+          w->dims.size() > 5) {
+        continue;
+      }
+      const std::vector<int64_t> kernel(w->dims.begin() + 2, w->dims.end());
+      const std::vector<int64_t> spatial(x->dims.begin() + 2, x->dims.end());
+      const auto pads = explicit_pads(n, spatial, kernel);
+      const size_t r = kernel.size();
+      if (!pads) continue;
+      MeanSource m{n.name, n.input(0), {}, {}};
+      m.taps.emplace(kernel, n.attr_ints("strides", std::vector<int64_t>(r, 1)),
+                     n.attr_ints("dilations", std::vector<int64_t>(r, 1)), *pads);
+      mean_sources_.push_back(std::move(m));
+    } else if ((n.op_type == "Gemm" && n.attr_int("transA", 0) == 0) || n.op_type == "MatMul") {
+      mean_sources_.push_back({n.name, n.input(0), {}, {}});
+    }
+  }
+}
 
 void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
   if (pass >= passes()) {
@@ -101,6 +131,15 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
     TensorObserver& obs = observers_[t.name];
     if (pass == 0) {
       obs.observe_range(buffer);
+      for (MeanSource& m : mean_sources_) {
+        if (m.value != t.name || !t.dims || t.rank == 0) continue;
+        const std::span<const int64_t> dims(t.dims, t.rank);
+        if (m.taps) {
+          m.taps->observe(buffer, dims);
+        } else {
+          m.channels.observe(buffer, dims, t.rank - 1);
+        }
+      }
     } else if (pass == 1) {
       obs.observe_histogram(buffer);
     } else {
@@ -117,6 +156,9 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
 OwnedGraph Session::quantize() const {
   std::map<std::string, QParams> calibrated;
   RewriteSettings rewrite = options_.rewrite;
+  for (const MeanSource& m : mean_sources_) {
+    rewrite.input_means[m.node] = m.taps ? m.taps->means() : m.channels.means();
+  }
   for (const auto& [name, obs] : observers_) {
     if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) {
       throw sdk::Error(ENP_INVALID_ARGUMENT, "calibration data does not fit the model",

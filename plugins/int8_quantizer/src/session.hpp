@@ -3,8 +3,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
+#include "bias_correction.hpp"
 #include "calibration.hpp"
 #include "eulernpu/sdk/quantizer.hpp"
 #include "owned_graph.hpp"
@@ -17,6 +19,7 @@ struct SessionOptions {
   Method method = Method::kPercentile;
   MethodOptions method_options;
   RewriteSettings rewrite;
+  bool bias_correction = false;
 
   // Throws sdk::Error (invalid argument) naming a bad key or value.
   static SessionOptions parse(const sdk::Options& options, const OwnedGraph& graph);
@@ -38,6 +41,14 @@ class Session : public sdk::QuantSession {
   SessionOptions options_;
   std::map<std::string, TensorObserver> observers_;
   std::map<std::string, ErrorMeter> errors_;  // method best, pass 3
+  // Bias correction: per Conv (tap means) or Gemm / MatMul by a constant
+  // (means along A's last axis), its input's means.
+  struct MeanSource {
+    std::string node, value;
+    std::optional<TapMeans> taps;
+    ChannelMeans channels;
+  };
+  std::vector<MeanSource> mean_sources_;
   uint64_t samples_[3] = {0, 0, 0};
 };
 
