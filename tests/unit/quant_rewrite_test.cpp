@@ -119,14 +119,26 @@ TEST(QuantRewriteTest, KeepFp32LeavesTheNodeFloatAndReportsIt) {
   EXPECT_TRUE(q.initializers.count("W"));
 }
 
-TEST(QuantRewriteTest, AnOpWithoutIntegerFormGetsOneBoundaryEachWay) {
+// x -> Gemm fc -> h -> Cos -> c -> Gemm fc2 -> y (a graph output), and its
+// calibrated parameters.
+OwnedGraph gemm_cos_gemm() {
   OwnedGraph g = gemm_relu();
   g.nodes[1] = node("cos", "Cos", {"h"}, {"c"});
   g.nodes.push_back(node("fc2", "Gemm", {"c", "W2"}, {"y"}));
   g.initializers["W2"] = floats("W2", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
   g.types["c"] = f32({1, 3});
+  return g;
+}
+
+std::map<std::string, QParams> gemm_cos_gemm_params() {
   auto p = params();
   p["c"] = {0.01, 0};
+  return p;
+}
+
+TEST(QuantRewriteTest, AnOpWithoutIntegerFormGetsOneBoundaryEachWay) {
+  const OwnedGraph g = gemm_cos_gemm();
+  const auto p = gemm_cos_gemm_params();
   const OwnedGraph q = Rewriter(g, p, {}).run();
   EXPECT_EQ(ops(q), (std::vector<std::string>{"QuantizeLinear", "QGemm", "DequantizeLinear", "Cos",
                                               "QuantizeLinear", "QGemm", "DequantizeLinear"}));
@@ -180,18 +192,10 @@ TEST(QuantRewriteTest, AnAddThatFloatNodesEncloseStaysFloat) {
 }
 
 TEST(QuantRewriteTest, FloatOutputsWriteTheAccumulatorsInFloat32) {
-  // x -> Gemm fc -> h -> Cos -> c -> Gemm fc2 -> y (a graph output).
-  OwnedGraph g = gemm_relu();
-  g.nodes[1] = node("cos", "Cos", {"h"}, {"c"});
-  g.nodes.push_back(node("fc2", "Gemm", {"c", "W2"}, {"y"}));
-  g.initializers["W2"] = floats("W2", {3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
-  g.types["c"] = f32({1, 3});
-  auto p = params();
-  p["c"] = {0.01, 0};
+  // none (the default) is AnOpWithoutIntegerFormGetsOneBoundaryEachWay.
+  const OwnedGraph g = gemm_cos_gemm();
+  const auto p = gemm_cos_gemm_params();
   RewriteSettings s;
-  EXPECT_EQ(ops(Rewriter(g, p, s).run()),
-            (std::vector<std::string>{"QuantizeLinear", "QGemm", "DequantizeLinear", "Cos",
-                                      "QuantizeLinear", "QGemm", "DequantizeLinear"}));
   // inner: fc's output only Cos reads; fc2's is a graph output.
   s.float_outputs = FloatOutputs::kInner;
   const OwnedGraph q = Rewriter(g, p, s).run();
