@@ -111,31 +111,42 @@ SwitchedModel with_fake_quant_switches(const onnx::ModelProto& model,
   return out;
 }
 
+namespace {
+
+// Adds Σ f² and Σ (f - g)² of two float32 tensors (finite f only) to
+// `signal` and `noise`; other dtypes or sizes add nothing.
+void add_sqnr_sums(const Tensor& a, const Tensor& b, double& signal, double& noise) {
+  if (a.dtype != DType::kFloat32 || b.dtype != DType::kFloat32 || a.data.size() != b.data.size()) {
+    return;
+  }
+  const size_t n = a.data.size() / 4;
+  for (size_t i = 0; i < n; ++i) {
+    float f = 0, x = 0;
+    std::memcpy(&f, a.data.data() + 4 * i, 4);
+    std::memcpy(&x, b.data.data() + 4 * i, 4);
+    if (!std::isfinite(f)) continue;
+    const double d = static_cast<double>(f) - x;
+    signal += static_cast<double>(f) * f;
+    noise += d * d;
+  }
+}
+
+double sqnr_of(double signal, double noise) {
+  if (noise == 0) return std::numeric_limits<double>::infinity();
+  return 10.0 * std::log10(signal / noise);
+}
+
+}  // namespace
+
 double outputs_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
                        const std::vector<std::vector<Tensor>>& got) {
   double signal = 0, noise = 0;
   for (size_t s = 0; s < reference.size() && s < got.size(); ++s) {
     for (size_t t = 0; t < reference[s].size() && t < got[s].size(); ++t) {
-      const Tensor& a = reference[s][t];
-      const Tensor& b = got[s][t];
-      if (a.dtype != DType::kFloat32 || b.dtype != DType::kFloat32 ||
-          a.data.size() != b.data.size()) {
-        continue;
-      }
-      const size_t n = a.data.size() / 4;
-      for (size_t i = 0; i < n; ++i) {
-        float f = 0, x = 0;
-        std::memcpy(&f, a.data.data() + 4 * i, 4);
-        std::memcpy(&x, b.data.data() + 4 * i, 4);
-        if (!std::isfinite(f)) continue;
-        const double d = static_cast<double>(f) - x;
-        signal += static_cast<double>(f) * f;
-        noise += d * d;
-      }
+      add_sqnr_sums(reference[s][t], got[s][t], signal, noise);
     }
   }
-  if (noise == 0) return std::numeric_limits<double>::infinity();
-  return 10.0 * std::log10(signal / noise);
+  return sqnr_of(signal, noise);
 }
 
 double worst_output_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
@@ -144,14 +155,13 @@ double worst_output_sqnr_db(const std::vector<std::vector<Tensor>>& reference,
   for (const auto& r : reference) outputs = std::max(outputs, r.size());
   double worst = std::numeric_limits<double>::infinity();
   for (size_t t = 0; t < outputs; ++t) {
-    std::vector<std::vector<Tensor>> want_t, got_t;
+    double signal = 0, noise = 0;
     for (size_t s = 0; s < reference.size() && s < got.size(); ++s) {
       if (t < reference[s].size() && t < got[s].size()) {
-        want_t.push_back({reference[s][t]});
-        got_t.push_back({got[s][t]});
+        add_sqnr_sums(reference[s][t], got[s][t], signal, noise);
       }
     }
-    worst = std::min(worst, outputs_sqnr_db(want_t, got_t));
+    worst = std::min(worst, sqnr_of(signal, noise));
   }
   return worst;
 }

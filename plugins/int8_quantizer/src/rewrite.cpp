@@ -10,6 +10,16 @@ namespace eulernpu::int8_quantizer {
 
 namespace qm = sdk::qmath;
 
+bool is_matrix_op(const std::string& op) {
+  return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
+}
+
+bool is_elementwise_op(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul"; }
+
+bool is_pooling_op(const std::string& op) {
+  return op == "AveragePool" || op == "GlobalAveragePool" || op == "Concat";
+}
+
 QParams to_qparams(const QuantParams& p) {
   return {static_cast<double>(static_cast<float>(p.scale)), p.zero_point};
 }
@@ -242,9 +252,9 @@ Rewriter::Reason Rewriter::quantize_node(size_t index) {
   }
   if (auto handled = pointwise_region(index)) return *handled;
   const std::string& op = n.op_type;
-  if (op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul") return linear(index);
-  if (op == "Add" || op == "Sub" || op == "Mul") return elementwise(index);
-  if (op == "AveragePool" || op == "GlobalAveragePool" || op == "Concat") return pooling(index);
+  if (is_matrix_op(op)) return linear(index);
+  if (is_elementwise_op(op)) return elementwise(index);
+  if (is_pooling_op(op)) return pooling(index);
   if (is_movement_op(op)) return movement(index);
   return unary(index);
 }

@@ -56,6 +56,11 @@ QParams to_qparams(const QuantParams& p);
 
 // Ops that only move int8 codes (docs/quantization.md lists them).
 bool is_movement_op(const std::string& op_type);
+// The op families with a per-op rule (Rewriter::linear, elementwise,
+// pooling); with is_movement_op and the table ops, all that has an int8 form.
+bool is_matrix_op(const std::string& op_type);       // Conv, ConvTranspose, Gemm, MatMul
+bool is_elementwise_op(const std::string& op_type);  // Add, Sub, Mul
+bool is_pooling_op(const std::string& op_type);      // AveragePool, GlobalAveragePool, Concat
 
 // The int8-capable nodes (by index) of regions with no matrix op that
 // float32 nodes enclose on every side: they stay float32

@@ -14,17 +14,13 @@ namespace eulernpu::int8_quantizer {
 
 namespace {
 
-bool is_matrix_op(const std::string& op) {
-  return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
-}
-
 // Whether the per-op rules could give node `n` an int8 form at all.
 bool int8_capable(const Node& n, const OwnedGraph& g, const RewriteSettings& settings) {
   if (settings.keep_fp32.count(n.name)) return false;
   if (!n.domain.empty() && n.domain != "ai.onnx") return false;
   const std::string& op = n.op_type;
-  if (is_matrix_op(op) || op == "Add" || op == "Sub" || op == "Mul" || op == "AveragePool" ||
-      op == "GlobalAveragePool" || op == "Concat" || op == "Softmax" || is_movement_op(op)) {
+  if (is_matrix_op(op) || is_elementwise_op(op) || is_pooling_op(op) || op == "Softmax" ||
+      is_movement_op(op)) {
     return true;
   }
   return unary_function(n, g).has_value();
