@@ -183,9 +183,11 @@ class Reader {
         }
       } else if (section == "quantization") {
         for (const auto& [key, n] :
-             entries(body, section, {"weights", "float_outputs", "bias_correction"})) {
+             entries(body, section, {"weights", "float_outputs", "bias_correction", "rounding"})) {
           if (key == "bias_correction") {
             config.bias_correction = boolean(n, section + "." + key);
+          } else if (key == "rounding") {
+            config.rounding = choice(n, section + "." + key, kRoundings, "rounding");
           } else if (key == "weights") {
             config.per_channel_weights = choice(n, section + "." + key, kWeightSchemes,
                                                 "weight scheme") == kWeightSchemes[0];
@@ -245,6 +247,7 @@ std::vector<std::pair<std::string, std::string>> CompileConfig::to_options() con
   out.emplace_back("weights", per_channel_weights ? "per_channel" : "per_tensor");
   if (float_outputs != "none") out.emplace_back("float_outputs", float_outputs);
   if (bias_correction) out.emplace_back("bias_correction", "1");
+  if (rounding != "nearest") out.emplace_back("rounding", rounding);
   for (const auto& [node, o] : layers) {
     if (o.keep_fp32) out.emplace_back("layer." + node + ".keep_fp32", "1");
     if (o.per_tensor) out.emplace_back("layer." + node + ".per_tensor", "1");
@@ -272,7 +275,8 @@ std::string CompileConfig::canonical_text() const {
       {"quantization",
        {{"weights", per_channel_weights ? "per_channel" : "per_tensor"},
         {"float_outputs", float_outputs},
-        {"bias_correction", bias_correction}}},
+        {"bias_correction", bias_correction},
+        {"rounding", rounding}}},
       {"layers", layer_json},
       {"backend", backend},
   };

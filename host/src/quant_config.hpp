@@ -18,6 +18,8 @@ inline constexpr const char* kCalibMethods[] = {"minmax", "percentile", "entropy
 // quantization.float_outputs: which matrix ops write float32 from their
 // int32 accumulators instead of int8 (docs/config.md).
 inline constexpr const char* kFloatOutputs[] = {"none", "inner", "all"};
+// quantization.rounding: how int8 weights are rounded (docs/config.md).
+inline constexpr const char* kRoundings[] = {"nearest", "adaptive"};
 
 // Per-node exceptions to the global settings. Both false is no exception.
 struct LayerOverride {
@@ -38,6 +40,7 @@ struct CompileConfig {
   bool per_channel_weights = true;
   std::string float_outputs = "none";           // one of kFloatOutputs
   bool bias_correction = false;                 // quantization.bias_correction
+  std::string rounding = "nearest";             // one of kRoundings
   std::map<std::string, LayerOverride> layers;  // by node name
   std::map<std::string, std::string> backend;   // options for the backend plugin
 
@@ -47,7 +50,8 @@ struct CompileConfig {
   // `percentile` (method percentile only, shortest text that reads back as
   // the same double); `weights` (`per_channel` or `per_tensor`);
   // `float_outputs` (`inner` or `all`; left out when `none`);
-  // `bias_correction` (`1`, left out when off); then by
+  // `bias_correction` (`1`, left out when off); `rounding` (`adaptive`;
+  // left out when `nearest`); then by
   // node name `layer.<node>.keep_fp32` = `1` and `layer.<node>.per_tensor`
   // = `1` for each override that is set.
   std::vector<std::pair<std::string, std::string>> to_options() const;

@@ -214,6 +214,25 @@ std::string QuantReport::summary(size_t worst) const {
         total ? 100.0 * static_cast<double>(int8_macs_) / static_cast<double>(total) : 100.0);
     out += line;
   }
+  if (!rounded_.empty()) {
+    // The median layer: one outlier layer should not speak for the rest.
+    std::vector<double> ratios;
+    int64_t flipped = 0;
+    for (const RoundedLayer& l : rounded_) {
+      ratios.push_back(l.error_vs_nearest);
+      flipped += l.flipped;
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    const double median = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "Adaptive rounding: %zu layer%s, %lld weight%s rounded away from the nearest "
+                  "code; layer output error %.2f of nearest's (median)\n",
+                  n, n == 1 ? "" : "s", static_cast<long long>(flipped), flipped == 1 ? "" : "s",
+                  median);
+    out += line;
+  }
   if (!rewrites_.empty()) {
     out += "Optimized before quantization: " + ir::rewrite_counts(rewrites_) + "\n";
   }
@@ -290,9 +309,17 @@ std::string QuantReport::json_text() const {
                 {"float_outputs", accuracy_->float_outputs},
                 {"rounds", rounds}};
   }
+  nlohmann::ordered_json rounded = nlohmann::ordered_json::array();
+  for (const RoundedLayer& l : rounded_) {
+    rounded.push_back({{"node", l.node},
+                       {"flipped", l.flipped},
+                       {"error_vs_nearest", json_number(l.error_vs_nearest)}});
+  }
   const nlohmann::ordered_json doc = {
-      {"format", 1},          {"samples", samples_}, {"layers", layers},    {"float32_nodes", fp32},
-      {"rewrites", rewrites}, {"macs", macs},        {"accuracy", accuracy}};
+      {"format", 1},          {"samples", samples_},
+      {"layers", layers},     {"float32_nodes", fp32},
+      {"rewrites", rewrites}, {"macs", macs},
+      {"accuracy", accuracy}, {"rounding", {{"method", rounding_}, {"layers", rounded}}}};
   // Node names come from the model and may not be valid UTF-8; a report with
   // a replaced character beats no report.
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -62,6 +62,13 @@ struct Float32Node {
   std::string reason;
 };
 
+// What adaptive rounding did to one layer (docs/config.md).
+struct RoundedLayer {
+  std::string node;
+  int64_t flipped = 0;            // weights rounded away from their nearest code
+  double error_vs_nearest = 1.0;  // its output error on the calibration inputs / nearest's
+};
+
 class QuantReport {
  public:
   // Registers an int8 value; returns the index observe() takes.
@@ -75,6 +82,11 @@ class QuantReport {
   void set_macs(int64_t int8, int64_t float32) {
     int8_macs_ = int8;
     float_macs_ = float32;
+  }
+  // How the weights were rounded: the method and, for adaptive, each layer.
+  void set_rounding(std::string method, std::vector<RoundedLayer> layers) {
+    rounding_ = std::move(method);
+    rounded_ = std::move(layers);
   }
   // What --accuracy-target did (accuracy_target.hpp).
   void set_accuracy(AccuracyOutcome a) { accuracy_ = std::move(a); }
@@ -117,6 +129,8 @@ class QuantReport {
   std::vector<ir::AppliedRewrite> rewrites_;
   int64_t int8_macs_ = 0, float_macs_ = 0;
   std::optional<AccuracyOutcome> accuracy_;
+  std::string rounding_ = "nearest";
+  std::vector<RoundedLayer> rounded_;
   std::vector<LayerError> layers_;
   std::vector<Float32Node> float32_nodes_;
   uint64_t samples_ = 0;

@@ -98,6 +98,14 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
   for (const auto& f : meta.value("float_nodes", nlohmann::json::array())) {
     report.add_float32_node({f.value("node", ""), f.value("op", ""), f.value("reason", "")});
   }
+  if (const auto r = meta.find("rounding"); r != meta.end() && r->is_object()) {
+    std::vector<RoundedLayer> layers;
+    for (const auto& l : r->value("layers", nlohmann::json::array())) {
+      layers.push_back(
+          {l.value("node", ""), l.value("flipped", int64_t{0}), l.value("error_vs_nearest", 1.0)});
+    }
+    report.set_rounding(r->value("method", "nearest"), std::move(layers));
+  }
   report.set_samples(calibration.samples.size());
   const ActivationRecorder floats(reference, float_model, options);
   const ActivationRecorder ints(reference, at_batch_one(quantized, source + " (quantized)"),

@@ -262,6 +262,49 @@ class QuantizeTest(CliTestCase):
             self.assertLessEqual(abs(db - want_db), 0.05, f"{name}: measured {db:.2f} dB")
             self.assertLessEqual(abs(agree - want_agree), 100 / N + 1e-9, f"{name}: {agree:.2f} %")
 
+    def test_adaptive_rounding_gives_the_figures_of_the_docs(self):
+        # docs/config.md, "Adaptive rounding": the digits models' logits with
+        # quantization.rounding adaptive, against the default preset's 38.78
+        # and 44.61 dB; docs/quant_report.md shows the cnn's summary line.
+        cfg = self.path("ar.yaml")
+        with open(cfg, "w") as f:
+            f.write("quantization:\n  rounding: adaptive\n")
+        for name, want_db, want_agree in (("mlp", 40.19, 100.0), ("cnn", 45.68, 100.0)):
+            art, rep = self.path(f"{name}_ar.mxq"), self.path(f"{name}_ar.json")
+            r = self.compile_int8(name, art, "--config", cfg, "--report", rep,
+                                  "--sensitivity-samples", "0")
+            with zipfile.ZipFile(art) as z:
+                manifest = json.loads(z.read("manifest.json"))
+            self.assertEqual(manifest["config"]["settings"]["quantization"]["rounding"],
+                             "adaptive")
+            got, want = self.run_logits(art), self.reference(name)
+            db = sqnr_db(want, got)
+            agree = 100 * np.mean(np.argmax(got, 1) == np.argmax(want, 1))
+            self.assertLessEqual(abs(db - want_db), 0.05, f"{name}: measured {db:.2f} dB")
+            self.assertLessEqual(abs(agree - want_agree), 100 / N + 1e-9, f"{name}: {agree:.2f} %")
+            with open(rep) as f:
+                rounding = json.load(f)["rounding"]
+            self.assertEqual(rounding["method"], "adaptive")
+            for layer in rounding["layers"]:
+                self.assertLess(layer["error_vs_nearest"], 1.0, layer)
+            if name == "cnn":
+                self.assertEqual([l["node"] for l in rounding["layers"]],
+                                 ["conv1", "conv2", "fc"])
+                self.assertIn("Adaptive rounding: 3 layers, 635 weights rounded away from the "
+                              "nearest code; layer output error 0.11 of nearest's (median)",
+                              r.stdout)
+        # The default rounds to nearest and says so.
+        art, rep = self.path("cnn_nearest.mxq"), self.path("cnn_nearest.json")
+        r = self.compile_int8("cnn", art, "--report", rep, "--sensitivity-samples", "0")
+        with open(rep) as f:
+            self.assertEqual(json.load(f)["rounding"], {"method": "nearest", "layers": []})
+        self.assertNotIn("Adaptive rounding", r.stdout)
+        self.error("compile", "--model", os.path.join(DIGITS, "cnn.onnx"), "--input-shape",
+                   f"input={N},1,8,8", "--calib-data-path", CALIB, "--config",
+                   self.write_config("quantization:\n  rounding: up\n"),
+                   "--out", self.path("bad.mxq"), title="quantization config is invalid")
+        self.assertFalse(os.path.exists(self.path("bad.mxq")))
+
     def test_equalize_repairs_the_badly_scaled_layer_in_int8(self):
         # Cross-layer equalization moves fc1's four x256 channels into fc2's
         # weights: the same function, every layer int8 (docs/optimization.md).

@@ -49,6 +49,7 @@ calibration:
 quantization:
   weights: per_tensor
   float_outputs: all
+  rounding: adaptive
 layers:
   fc1: {keep_fp32: true}
   /features/0/Conv: {per_tensor: true}
@@ -68,6 +69,7 @@ backend:
                                      {"percentile", "99.9"},
                                      {"weights", "per_tensor"},
                                      {"float_outputs", "all"},
+                                     {"rounding", "adaptive"},
                                      {"layer./features/0/Conv.per_tensor", "1"},
                                      {"layer.fc1.keep_fp32", "1"}}));
   EXPECT_EQ(c.backend_options(), (Options{{"threads", "2"}, {"tile", "16"}}));
@@ -113,12 +115,12 @@ TEST(QuantConfigTest, CanonicalText) {
   EXPECT_EQ(
       preset_config("default").canonical_text(),
       R"({"backend":{},"calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
-      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
+      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","rounding":"nearest","weights":"per_channel"}})");
   // Method without a percentile: null, so a stray default can't change the hash.
   EXPECT_EQ(
       preset_config("fast").canonical_text(),
       R"({"backend":{},"calibration":{"method":"minmax","percentile":null,"samples":0},)"
-      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
+      R"("layers":{},"quantization":{"bias_correction":false,"float_outputs":"none","rounding":"nearest","weights":"per_channel"}})");
   // Key order in the file, quoting and no-op overrides do not matter.
   const CompileConfig a = parse(
       "layers: {b: {keep_fp32: true}, a: {per_tensor: true}, c: {}}\n"
@@ -133,7 +135,7 @@ TEST(QuantConfigTest, CanonicalText) {
       R"("calibration":{"method":"percentile","percentile":99.99,"samples":0},)"
       R"("layers":{"a":{"keep_fp32":false,"per_tensor":true},)"
       R"("b":{"keep_fp32":true,"per_tensor":false}},)"
-      R"("quantization":{"bias_correction":false,"float_outputs":"none","weights":"per_channel"}})");
+      R"("quantization":{"bias_correction":false,"float_outputs":"none","rounding":"nearest","weights":"per_channel"}})");
   // The name is not part of it: a file equal to a preset hashes alike.
   EXPECT_EQ(parse("calibration: {method: entropy}").canonical_text(),
             preset_config("entropy").canonical_text());
@@ -193,6 +195,8 @@ TEST(QuantConfigTest, Errors) {
       {"quantization: {bits: 4}\n", "unknown key 'quantization.bits'"},
       {"quantization: {float_outputs: yes}\n",
        "quantization.float_outputs: unknown float_outputs 'yes' (one of: none, inner, all)"},
+      {"quantization: {rounding: up}\n",
+       "quantization.rounding: unknown rounding 'up' (one of: nearest, adaptive)"},
       {"layers: [fc1]\n", "layers: must be a mapping"},
       {"layers: {fc1: true}\n", "layers.fc1: must be a mapping"},
       {"layers: {fc1: {keep_fp32: yes}}\n",

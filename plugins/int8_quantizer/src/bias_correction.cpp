@@ -1,5 +1,7 @@
 #include "bias_correction.hpp"
 
+#include "conv_window.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -49,24 +51,11 @@ TapMeans::TapMeans(std::vector<int64_t> kernel, std::vector<int64_t> strides,
 }
 
 void TapMeans::observe(std::span<const float> values, std::span<const int64_t> dims) {
-  const size_t r = kernel_.size();
-  if (dims.size() != r + 2) throw std::invalid_argument("input rank does not fit the kernel");
-  // Normalized to 3 spatial dims with leading unit dims.
-  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
-          pd[3] = {0, 0, 0}, out[3] = {1, 1, 1};
-  for (size_t i = 0; i < r; ++i) {
-    const size_t j = 3 - r + i;
-    in[j] = dims[2 + i];
-    k[j] = kernel_[i];
-    st[j] = strides_[i];
-    dl[j] = dilations_[i];
-    pd[j] = pads_[i];
-    const int64_t room = in[j] + pads_[i] + pads_[i + r] - (dl[j] * (k[j] - 1) + 1);
-    if (st[j] <= 0 || room < 0) return;  // no output position
-    out[j] = room / st[j] + 1;
-  }
+  const ConvWindow win(dims, kernel_, strides_, dilations_, pads_);
+  if (win.outputs() == 0) return;  // no output position
+  const auto &in = win.in, &k = win.k, &st = win.st, &dl = win.dl, &pd = win.pd, &out = win.out;
   const int64_t batch = dims[0], channels = dims[1];
-  const int64_t plane = in[0] * in[1] * in[2], taps = k[0] * k[1] * k[2];
+  const int64_t plane = win.plane(), taps = win.taps();
   if (static_cast<int64_t>(values.size()) != batch * channels * plane) {
     throw std::invalid_argument("values do not fit the dims");
   }

@@ -259,6 +259,14 @@ Rewriter::Reason Rewriter::quantize_node(size_t index) {
   return unary(index);
 }
 
+void Rewriter::note_rounding(const std::string& node, const RoundingResult& r) {
+  // The errors relative to nearest's: a ratio reads the same at any scale.
+  rounding_json_.push_back(
+      {{"node", node},
+       {"flipped", r.flipped},
+       {"error_vs_nearest", r.nearest_error > 0 ? r.adaptive_error / r.nearest_error : 1.0}});
+}
+
 OwnedGraph Rewriter::run() {
   out_.name = src_.name;
   out_.inputs = src_.inputs;
@@ -283,14 +291,16 @@ OwnedGraph Rewriter::run() {
   for (const auto& [name, t] : src_.initializers) {
     if (read.count(name) && !out_.initializers.count(name)) out_.initializers.emplace(name, t);
   }
-  out_.metadata["eulernpu.quantization"] = nlohmann::json{
-      {"format", 1},
-      {"method", settings_.method},
-      {"values", values_},
-      {"float_nodes", float_nodes_},
-      {"fused", fused_json_},
-      {"tables", region_json_},
-      {"float_outputs", float_outputs_json_}}.dump();
+  out_.metadata["eulernpu.quantization"] =
+      nlohmann::json{{"format", 1},
+                     {"method", settings_.method},
+                     {"values", values_},
+                     {"float_nodes", float_nodes_},
+                     {"fused", fused_json_},
+                     {"tables", region_json_},
+                     {"float_outputs", float_outputs_json_},
+                     {"rounding", {{"method", settings_.rounding}, {"layers", rounding_json_}}}}
+          .dump();
   return std::move(out_);
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "adaptive_rounding.hpp"
 #include "calibration.hpp"
 #include "eulernpu/sdk/qmath.hpp"
 #include "owned_graph.hpp"
@@ -40,6 +41,10 @@ struct RewriteSettings {
   // the calibration samples (per channel and tap for a Conv; empty: no
   // correction).
   std::map<std::string, std::vector<double>> input_means;
+  // Adaptive rounding: per Conv / Gemm / MatMul node, its input's second
+  // moments (owned by the caller, alive for the rewrite; absent: nearest).
+  std::map<std::string, const InputMoments*> input_moments;
+  std::string rounding = "nearest";  // recorded in the metadata
   // Method best: the candidate each value's range came from (metadata).
   std::map<std::string, std::string> value_methods;
 };
@@ -134,6 +139,13 @@ class Rewriter {
     const auto it = settings_.input_means.find(node);
     return it == settings_.input_means.end() ? nullptr : &it->second;
   }
+  // Adaptive rounding's input moments for node `node`, or null.
+  const InputMoments* input_moments(const std::string& node) const {
+    const auto it = settings_.input_moments.find(node);
+    return it == settings_.input_moments.end() ? nullptr : it->second;
+  }
+  // Records what adaptive rounding did to node `node` (metadata).
+  void note_rounding(const std::string& node, const RoundingResult& r);
 
  private:
   Reason quantize_node(size_t index);
@@ -174,6 +186,7 @@ class Rewriter {
   std::set<size_t> islands_;
   std::set<std::string> float_read_;
   nlohmann::json float_outputs_json_ = nlohmann::json::array();
+  nlohmann::json rounding_json_ = nlohmann::json::array();
   nlohmann::json values_ = nlohmann::json::array();
   nlohmann::json float_nodes_ = nlohmann::json::array();
   nlohmann::json fused_json_ = nlohmann::json::array();

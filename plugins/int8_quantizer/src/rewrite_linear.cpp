@@ -80,7 +80,8 @@ struct Weighted {
   bool per_tensor = false;
   std::vector<float> bias;  // one per output channel
   int64_t taps = 0;         // terms per dot product
-  // Bias correction applies (shape (O, C/group, k...) or (O, K)).
+  // Bias correction and adaptive rounding apply (shape (O, C/group, k...)
+  // or (O, K)).
   bool correctable = false;
   int64_t group = 1;
 };
@@ -121,6 +122,11 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
            " terms); docs/quantization.md, Accumulator bound";
   }
   p.w = quantize_weights(wt.w, wt.shape, wt.channel_axis, wt.per_tensor, floor);
+  const InputMoments* moments = wt.correctable ? rw.input_moments(n.name) : nullptr;
+  std::optional<RoundingResult> rounding;
+  if (moments && moments->usable() && moments->rows() > 0) {
+    rounding = adaptive_round(p.w, wt.w, *moments);
+  }
   // Per-tensor weights: one scale serves every output channel.
   const int64_t channels = static_cast<int64_t>(wt.bias.size());
   std::vector<double> scales = p.w.scales;
@@ -151,6 +157,7 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
   } catch (const std::invalid_argument& e) {
     return std::string("its scales need a multiplier out of range: ") + e.what();
   }
+  if (rounding) rw.note_rounding(n.name, *rounding);
   return std::nullopt;
 }
 

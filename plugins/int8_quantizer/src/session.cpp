@@ -52,6 +52,12 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
     bad_option("bias_correction", "'" + bias_correction + "' is not 0 or 1", "use true or false");
   }
   s.bias_correction = bias_correction == "1";
+  const std::string rounding = options.get("rounding", "nearest");
+  if (rounding != "nearest" && rounding != "adaptive") {
+    bad_option("rounding", "'" + rounding + "' is neither nearest nor adaptive",
+               "use nearest (the default) or adaptive");
+  }
+  s.rewrite.rounding = rounding;
   const std::string float_outputs = options.get("float_outputs", "none");
   if (float_outputs == "inner") {
     s.rewrite.float_outputs = FloatOutputs::kInner;
@@ -81,7 +87,7 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
   for (const enp_kv_t& kv : options.all()) {
     const std::string key = kv.key;
     if (key != "method" && key != "percentile" && key != "weights" && key != "float_outputs" &&
-        key != "bias_correction" && key.rfind("layer.", 0) != 0) {
+        key != "bias_correction" && key != "rounding" && key.rfind("layer.", 0) != 0) {
       bad_option(key, "unknown option", "see docs/config.md for the keys");
     }
   }
@@ -90,7 +96,8 @@ SessionOptions SessionOptions::parse(const sdk::Options& options, const OwnedGra
 
 Session::Session(OwnedGraph graph, SessionOptions options)
     : graph_(std::move(graph)), options_(std::move(options)) {
-  if (!options_.bias_correction) return;
+  const bool adaptive = options_.rewrite.rounding == "adaptive";
+  if (!options_.bias_correction && !adaptive) return;
   for (const Node& n : graph_.nodes) {
     if (!n.domain.empty() || n.inputs.size() < 2) continue;
     const sdk::OwnedTensor* w = graph_.initializer(n.input(1));
@@ -106,12 +113,29 @@ Session::Session(OwnedGraph graph, SessionOptions options)
       const auto pads = explicit_pads(n, spatial, kernel);
       const size_t r = kernel.size();
       if (!pads) continue;
-      MeanSource m{n.name, n.input(0), {}, {}};
-      m.taps.emplace(kernel, n.attr_ints("strides", std::vector<int64_t>(r, 1)),
-                     n.attr_ints("dilations", std::vector<int64_t>(r, 1)), *pads);
-      mean_sources_.push_back(std::move(m));
+      const auto strides = n.attr_ints("strides", std::vector<int64_t>(r, 1));
+      const auto dilations = n.attr_ints("dilations", std::vector<int64_t>(r, 1));
+      const int64_t group = n.attr_int("group", 1);
+      if (strides.size() != r || dilations.size() != r) continue;
+      if (options_.bias_correction) {
+        MeanSource m{n.name, n.input(0), {}, {}};
+        m.taps.emplace(kernel, strides, dilations, *pads);
+        mean_sources_.push_back(std::move(m));
+      }
+      // The weights' (O, C/group, k...) must match the input's channels.
+      if (adaptive && group >= 1 && x->dims[1] > 0 && x->dims[1] % group == 0 &&
+          x->dims[1] / group == w->dims[1]) {
+        moment_sources_.push_back(
+            {n.name, n.input(0),
+             std::make_unique<InputMoments>(kernel, strides, dilations, *pads, group, x->dims[1])});
+      }
     } else if ((n.op_type == "Gemm" && n.attr_int("transA", 0) == 0) || n.op_type == "MatMul") {
-      mean_sources_.push_back({n.name, n.input(0), {}, {}});
+      if (options_.bias_correction) mean_sources_.push_back({n.name, n.input(0), {}, {}});
+      const bool trans_b = n.op_type == "Gemm" && n.attr_int("transB", 0) != 0;
+      if (adaptive && w->dims.size() == 2) {
+        moment_sources_.push_back(
+            {n.name, n.input(0), std::make_unique<InputMoments>(w->dims[trans_b ? 1 : 0])});
+      }
     }
   }
 }
@@ -140,6 +164,16 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
           m.channels.observe(buffer, dims, t.rank - 1);
         }
       }
+      for (MomentSource& m : moment_sources_) {
+        if (m.value != t.name || !t.dims) continue;
+        try {
+          m.moments->observe(buffer, std::span<const int64_t>(t.dims, t.rank));
+        } catch (const std::invalid_argument&) {
+          // A sample of another shape than the graph states: that layer
+          // keeps nearest rounding rather than mixing geometries.
+          m.failed = true;
+        }
+      }
     } else if (pass == 1) {
       obs.observe_histogram(buffer);
     } else {
@@ -158,6 +192,9 @@ OwnedGraph Session::quantize() const {
   RewriteSettings rewrite = options_.rewrite;
   for (const MeanSource& m : mean_sources_) {
     rewrite.input_means[m.node] = m.taps ? m.taps->means() : m.channels.means();
+  }
+  for (const MomentSource& m : moment_sources_) {
+    if (!m.failed) rewrite.input_moments[m.node] = m.moments.get();
   }
   for (const auto& [name, obs] : observers_) {
     if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) {

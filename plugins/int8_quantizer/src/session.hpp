@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,14 @@ class Session : public sdk::QuantSession {
     ChannelMeans channels;
   };
   std::vector<MeanSource> mean_sources_;
+  // Adaptive rounding: per Conv / Gemm / MatMul by a constant, its input's
+  // second moments.
+  struct MomentSource {
+    std::string node, value;
+    std::unique_ptr<InputMoments> moments;
+    bool failed = false;
+  };
+  std::vector<MomentSource> moment_sources_;
   uint64_t samples_[3] = {0, 0, 0};
 };
 
