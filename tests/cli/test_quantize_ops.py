@@ -130,6 +130,45 @@ class QuantizeOpsTest(CliTestCase):
     def test_attention_block(self):
         self.check(attention)
 
+    def test_boundary_ops_on_edge_values(self):
+        # The per-tensor QuantizeLinear / DequantizeLinear every quantized
+        # graph begins and ends with, on the values where a fast path could
+        # differ from ONNX's definition: halfway points (round half to
+        # even), NaN (0), infinities and huge values (saturate), denormals,
+        # against numpy computing the definition in float32.
+        rng = np.random.default_rng(5)
+        scale = np.float32(0.75)
+        # x / scale lands exactly on these (0.75 · k.5 is exact in float32).
+        halfway = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 126.5, 127.5, -128.5, -129.5,
+                            130.5, -126.5], np.float32) * scale
+        edge = np.concatenate([halfway, np.array([np.nan, np.inf, -np.inf, 3e38, -3e38, 1e-45,
+                                                  -1e-45, 0.0, -0.0], np.float32)])
+        x = np.concatenate([edge, rng.normal(0, 60, 4096 - edge.size).astype(np.float32)])
+        for dtype, zp in ((T.INT8, -3), (T.UINT8, 130)):
+            np_type = np.int8 if dtype == T.INT8 else np.uint8
+            info = np.iinfo(np_type)
+            g = h.make_graph(
+                [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], "q"),
+                 h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], "dq")],
+                "qdq", [h.make_tensor_value_info("x", T.FLOAT, [1, x.size])],
+                [h.make_tensor_value_info("q", dtype, [1, x.size]),
+                 h.make_tensor_value_info("y", T.FLOAT, [1, x.size])],
+                [nh.from_array(np.array(scale), "s"), nh.from_array(np.array(zp, np_type), "z")])
+            path = self.path(f"qdq_{np_type.__name__}.onnx")
+            onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+            art, inputs, out = self.path("qdq.art"), self.path("qdq_in.npz"), self.path("qdq.npz")
+            np.savez(inputs, x=x[None])
+            self.ok("compile", "--model", path, "--out", art)
+            self.ok("run", "--artifact", art, "--input", inputs, "--out", out, "--threads", "2")
+            with np.errstate(invalid="ignore", over="ignore"):
+                v = np.divide(x, scale, dtype=np.float32)
+                v = np.where(np.isnan(v), np.float32(0), np.rint(v))
+                want_q = np.clip(v.astype(np.float64) + zp, info.min, info.max).astype(np_type)
+            want_y = ((want_q.astype(np.float32) - np.float32(zp)) * scale).astype(np.float32)
+            with np.load(out) as f:
+                np.testing.assert_array_equal(f["q"][0], want_q)
+                np.testing.assert_array_equal(f["y"][0], want_y)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -273,6 +273,43 @@ void quantize_to_float(const KernelContext& ctx, const Layout& l,
 }
 // --- end of low-precision floats
 
+// --- per-tensor 8-bit fast paths
+// The boundaries of every quantized graph are per-tensor QuantizeLinear /
+// DequantizeLinear on int8 or uint8: one tight loop each instead of the
+// general layout walk, with the same bits. Quantize: x / scale in float32,
+// rounded half to even, plus the zero point, clamped — in float32, which
+// is exact below 2^24 and clamps the same above it. Dequantize: (x - zp)
+// has at most 9 bits and the scale 24, so their float64 product is exact
+// and its one rounding to float32 is the float32 product's.
+template <typename Code>
+void quantize_per_tensor(const KernelContext& ctx, const float* x, float scale, int32_t zp) {
+  Code* y = ctx.outputs[0].as<Code>();
+  const auto lo = static_cast<float>(std::numeric_limits<Code>::min());
+  const auto hi = static_cast<float>(std::numeric_limits<Code>::max());
+  const auto z = static_cast<float>(zp);
+  const int64_t n = ctx.outputs[0].count();
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float v = x[i] / scale;
+      const float rounded = std::isnan(v) ? 0.0f : std::nearbyint(v);
+      y[i] = static_cast<Code>(std::clamp(rounded + z, lo, hi));
+    }
+  });
+}
+
+template <typename Code>
+void dequantize_per_tensor(const KernelContext& ctx, float scale, int32_t zp) {
+  const Code* x = ctx.inputs[0].as<const Code>();
+  float* y = ctx.outputs[0].as<float>();
+  const int64_t n = ctx.outputs[0].count();
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = static_cast<float>(x[i] - zp) * scale;
+  });
+}
+
+bool is_code8(int32_t dtype) { return dtype == ENP_DTYPE_INT8 || dtype == ENP_DTYPE_UINT8; }
+// --- end of per-tensor 8-bit fast paths
+
 // y = saturate(round_half_even(x / y_scale) + y_zero_point), divided in
 // float32 like the reference.
 void quantize_linear(const KernelContext& ctx) {
@@ -287,6 +324,12 @@ void quantize_linear(const KernelContext& ctx) {
   }
   // --- end of low-precision floats
   const auto zp = zero_points(ctx, 2, ctx.inputs[1].count());
+  if (l.kind == Layout::Kind::kTensor && is_code8(out.dtype) &&
+      ctx.inputs[1].dtype == ENP_DTYPE_FLOAT32) {
+    (out.dtype == ENP_DTYPE_INT8 ? quantize_per_tensor<int8_t>
+                                 : quantize_per_tensor<uint8_t>)(ctx, x, scale[0], zp[0]);
+    return;
+  }
   const QRange r = range_of(out.dtype);
   for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
     store_quantized(out, i, requantize(x[i] / scale[s], zp[static_cast<size_t>(s)], r));
@@ -325,6 +368,13 @@ void dequantize_linear(const KernelContext& ctx) {
   // --- end of low-precision floats
   const bool has_zp = ctx.has_input(2);
   const auto zp = zero_points(ctx, 2, scale.count());
+  if (l.kind == Layout::Kind::kTensor && is_code8(x.dtype) && !half_out &&
+      scale.dtype == ENP_DTYPE_FLOAT32) {
+    (x.dtype == ENP_DTYPE_INT8
+         ? dequantize_per_tensor<int8_t>
+         : dequantize_per_tensor<uint8_t>)(ctx, scale.as<const float>()[0], zp[0]);
+    return;
+  }
   const std::vector<int32_t> values = widen(x);
   for_each_scaled(ctx, l, [&](int64_t i, int64_t s) {
     const auto v = values[static_cast<size_t>(i)];
