@@ -7,6 +7,7 @@
 #include <set>
 
 #include "error.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
 #include "model.hpp"
 #include "onnx_convert.hpp"
 
@@ -79,7 +80,7 @@ MacSplit count_mac_split(const onnx::ModelProto& model) {
     // ConvInteger and MatMulInteger are int8 products too (a matrix op that
     // writes float32 from its accumulators, docs/quantization.md).
     const bool integer =
-        n.domain() == "ai.eulernpu" || op == "ConvInteger" || op == "MatMulInteger";
+        n.domain() == sdk::int8_ops::kDomain || op == "ConvInteger" || op == "MatMulInteger";
     int64_t& sum = integer ? total.int8 : total.float_macs;
     if (n.input_size() < 2 || n.output_size() < 1) continue;
     const auto w = shape(n.input(1));

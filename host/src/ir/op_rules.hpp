@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eulernpu/sdk/int8_ops.hpp"
 #include "onnx/onnx_pb.h"
 #include "tensor.hpp"
 
@@ -91,8 +92,8 @@ struct OpRule {
 
 // eulernpu's own operator domain (docs/quantization.md, "The quantized
 // graph") and the one version of it that exists.
-inline constexpr std::string_view kEulerNpuDomain = "ai.eulernpu";
-inline constexpr int64_t kEulerNpuOpset = 1;
+inline constexpr std::string_view kEulerNpuDomain = sdk::int8_ops::kDomain;
+inline constexpr int64_t kEulerNpuOpset = sdk::int8_ops::kOpsetVersion;
 
 // Whether `domain` names the ONNX default domain ("" or "ai.onnx").
 inline bool is_onnx_domain(std::string_view domain) {

@@ -12,6 +12,7 @@
 
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/graph.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
 #include "int8_gemm.hpp"
 
 namespace eulernpu::cpu_ref {
@@ -91,7 +92,7 @@ struct OpEntry {
 };
 
 // eulernpu's own operator domain (docs/quantization.md).
-inline constexpr const char* kEulerNpuDomain = "ai.eulernpu";
+inline constexpr const char* kEulerNpuDomain = sdk::int8_ops::kDomain.data();
 
 std::span<const OpEntry> op_table();
 

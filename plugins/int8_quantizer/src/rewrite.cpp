@@ -272,7 +272,7 @@ OwnedGraph Rewriter::run() {
   out_.inputs = src_.inputs;
   out_.outputs = src_.outputs;
   out_.opsets = src_.opsets;
-  out_.opsets["ai.eulernpu"] = 1;
+  out_.opsets[std::string(sdk::int8_ops::kDomain)] = sdk::int8_ops::kOpsetVersion;
   out_.metadata = src_.metadata;
   islands_ = enclosed_islands(src_, settings_);
   float_read_ = float_read_values(src_, settings_);

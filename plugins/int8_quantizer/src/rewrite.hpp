@@ -19,6 +19,7 @@
 
 #include "adaptive_rounding.hpp"
 #include "calibration.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
 #include "eulernpu/sdk/qmath.hpp"
 #include "owned_graph.hpp"
 

@@ -269,7 +269,7 @@ Rewriter::Reason Rewriter::conv(size_t index) {
   Node q;
   q.name = n.name;
   q.op_type = "QConv";
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   q.inputs = {int8_of(n.inputs[0])};
   q.attributes = {Attr::integers("strides", n.attr_ints("strides", std::vector<int64_t>(r, 1))),
                   Attr::integers("pads", *pads),
@@ -320,7 +320,7 @@ Rewriter::Reason Rewriter::conv_transpose(size_t index) {
   Node q;
   q.name = n.name;
   q.op_type = "QConvTranspose";
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   q.inputs = {int8_of(n.inputs[0])};
   add_constants(*this, q, n, p, w->dims);
   q.attributes = {
@@ -398,7 +398,7 @@ Rewriter::Reason Rewriter::gemm(size_t index) {
   Node q;
   q.name = n.name;
   q.op_type = "QGemm";
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   std::string x = int8_of(n.inputs[0]);
   if (trans_a) {
     Node t;
@@ -462,7 +462,7 @@ Rewriter::Reason Rewriter::matmul(size_t index) {
   Node q;
   q.name = n.name;
   q.op_type = "QMatMul";
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   q.inputs = {int8_of(n.inputs[0]), int8_of(n.inputs[1])};
   q.attributes = {Attr::integer("a_zero_point", a->zero_point),
                   Attr::integer("b_zero_point", b->zero_point),

@@ -57,7 +57,7 @@ Rewriter::Reason Rewriter::elementwise(size_t index) {
   }
   Node q;
   q.name = n.name;
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   q.attributes = {Attr::integer("a_zero_point", p[0].zero_point),
                   Attr::integer("b_zero_point", p[1].zero_point),
                   Attr::integer("y_zero_point", y->zero_point)};
@@ -113,7 +113,7 @@ Rewriter::Reason Rewriter::unary(size_t index) {
     Node q;
     q.name = n.name;
     q.op_type = "QSoftmax";
-    q.domain = "ai.eulernpu";
+    q.domain = sdk::int8_ops::kDomain;
     q.inputs = {int8_of(n.inputs[0]), add_int32s(n.name + ".exp_table",
                                                  std::vector<int32_t>(table.begin(), table.end()))};
     q.attributes = {Attr::integer("axis", axis)};
@@ -134,7 +134,7 @@ Rewriter::Reason Rewriter::unary(size_t index) {
   Node q;
   q.name = n.name;
   q.op_type = "QLookup";
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   q.inputs = {int8_of(n.inputs[0]),
               add_int8s(n.name + ".table", {256}, {table.begin(), table.end()})};
   q.outputs = {define_int8(n.outputs[0], *y, n, "QLookup")};
@@ -183,7 +183,7 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
     Node q;
     q.name = n.name;
     q.op_type = "QConcat";
-    q.domain = "ai.eulernpu";
+    q.domain = sdk::int8_ops::kDomain;
     q.inputs = inputs;
     q.attributes = {Attr::integer("axis", n.attr_int("axis", 0)),
                     Attr::integers("x_zero_points", zps), Attr::integers("multipliers", ms),
@@ -203,7 +203,7 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
   const std::vector<int64_t> spatial(t->dims.begin() + 2, t->dims.end());
   Node q;
   q.name = n.name;
-  q.domain = "ai.eulernpu";
+  q.domain = sdk::int8_ops::kDomain;
   try {
     if (n.op_type == "GlobalAveragePool") {
       int64_t count = 1;
@@ -251,14 +251,7 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
   return std::nullopt;
 }
 
-bool is_movement_op(const std::string& op) {
-  for (const char* m :
-       {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Split", "Gather",
-        "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Identity", "MaxPool", "Resize", "Pad"}) {
-    if (op == m) return true;
-  }
-  return false;
-}
+bool is_movement_op(const std::string& op) { return sdk::int8_ops::is_movement_op(op); }
 
 Rewriter::Reason Rewriter::movement(size_t index) {
   const Node& n = src_.nodes[index];

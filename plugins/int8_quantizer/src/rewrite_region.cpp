@@ -192,7 +192,7 @@ std::optional<Rewriter::Reason> Rewriter::pointwise_region(size_t index) {
     Node q;
     q.name = last.name;
     q.op_type = "QLookup";
-    q.domain = "ai.eulernpu";
+    q.domain = sdk::int8_ops::kDomain;
     q.inputs = {int8_of(x), add_int8s(last.name + ".table", {256}, {table.begin(), table.end()})};
     for (size_t m : part) {
       if (m != index) mark_fused(m, last.name);

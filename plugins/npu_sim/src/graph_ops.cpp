@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 
+#include "eulernpu/sdk/int8_ops.hpp"
 #include "lowering.hpp"
 #include "op_table.hpp"
 
@@ -18,16 +19,10 @@ using nlohmann::ordered_json;
 
 constexpr uint32_t kInt8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8);
 
-// ONNX ops that only move or select int8 values: the same bytes on every
-// backend, whatever the scales (docs/quantization.md, "Pooling and data
-// movement"). The NPU's DMA engine does them; MaxPool runs on the vector unit.
-constexpr std::array<std::string_view, 16> kMoveOps = {
-    "Reshape",  "Flatten", "Transpose", "Squeeze", "Unsqueeze",    "Slice",
-    "Split",    "Gather",  "Expand",    "Tile",    "DepthToSpace", "SpaceToDepth",
-    "Identity", "MaxPool", "Resize",    "Pad"};
-
+// ONNX ops that only move or select int8 values (sdk/int8_ops.hpp): the
+// NPU's DMA engine does them; MaxPool runs on the vector unit.
 bool is_move_op(std::string_view domain, std::string_view op) {
-  return domain.empty() && std::find(kMoveOps.begin(), kMoveOps.end(), op) != kMoveOps.end();
+  return domain.empty() && sdk::int8_ops::is_movement_op(op);
 }
 
 bool is_graph_output(const sdk::GraphView& g, std::string_view name) {
@@ -147,10 +142,9 @@ OpDesc describe(const sdk::NodeView& node, const sdk::GraphView& g) {
   // Constants are weights (loaded once, resident) for the weighted ops and
   // the lookup tables; a constant operand of an elementwise op or Concat
   // (a bias map, anchors) is data streamed tile by tile like an input.
-  const std::string_view type = node.op_type();
-  const bool resident_constants =
-      node.domain() != cpu_ref::kEulerNpuDomain ||
-      (type != "QAdd" && type != "QSub" && type != "QMul" && type != "QConcat");
+  const sdk::int8_ops::Op* int8_op =
+      node.domain() == sdk::int8_ops::kDomain ? sdk::int8_ops::find(node.op_type()) : nullptr;
+  const bool resident_constants = !int8_op || !int8_op->streams_constants;
   for (size_t i = 0; i < node.input_count(); ++i) {
     const std::string_view in = node.input(i);
     if (in.empty()) continue;
@@ -161,10 +155,10 @@ OpDesc describe(const sdk::NodeView& node, const sdk::GraphView& g) {
     d.elements += product(shape_of(g, node.output(i)));
   }
   const std::string_view op = node.op_type();
-  if (node.domain() == cpu_ref::kEulerNpuDomain) {
-    if (op == "QConv" || op == "QConvTranspose") {
+  if (int8_op) {
+    if (int8_op->family == sdk::int8_ops::Family::kMatrix && op.rfind("QConv", 0) == 0) {
       conv_desc(node, g, op == "QConvTranspose", d);
-    } else if (op == "QGemm" || op == "QMatMul") {
+    } else if (int8_op->family == sdk::int8_ops::Family::kMatrix) {
       gemm_desc(node, g, d);
     } else {
       // Elementwise, tables, pooling, softmax, concat.
@@ -200,7 +194,7 @@ const std::vector<enp_op_support_t>& op_declarations() {
     std::vector<enp_op_support_t> d;
     for (const cpu_ref::OpEntry& e : cpu_ref::op_table()) {
       const std::string_view domain(e.domain), op(e.op_type);
-      if (domain == cpu_ref::kEulerNpuDomain) {
+      if (domain == sdk::int8_ops::kDomain) {
         d.push_back({e.domain, e.op_type, e.since_version, e.until_version,
                      (e.dtypes & kInt8) ? kInt8 : e.dtypes, e.constraints});
       } else if (is_move_op(domain, op)) {
@@ -306,7 +300,7 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& g, size_t in
   const std::string_view domain = node.domain(), op = node.op_type();
   const std::string first(node.input(0));
   const Unit unit = index < units.size() ? units[index] : Unit::kNpu;
-  if (domain == cpu_ref::kEulerNpuDomain) {
+  if (domain == sdk::int8_ops::kDomain) {
     // Integer ops by definition; cpu_ref's checks below cover their operands.
   } else if (domain.empty() && op == "QuantizeLinear") {
     if (unit != Unit::kHostHead || dtype_of(g, node.output(0)) != ENP_DTYPE_INT8) {
