@@ -5,31 +5,16 @@
 #include <cstring>
 #include <limits>
 
+#include "eulernpu/sdk/float16.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
 
 namespace eulernpu::host {
 namespace {
 
-double half_to_double(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) {
-    v = std::ldexp(mant, -24);
-  } else if (exp == 31) {
-    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else {
-    v = std::ldexp(mant + 1024, exp - 25);
-  }
-  return sign ? -v : v;
-}
+using sdk::float16::half_to_double;
 
 // bfloat16 is the upper half of a float32: widening is exact.
-double bfloat16_to_double(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+double bfloat16_to_double(uint16_t b) { return sdk::float16::bfloat16_to_float(b); }
 
 template <typename T>
 double exactly(T v) {

@@ -14,17 +14,7 @@ const char* dtype_name(DType dtype) {
 }
 
 DType dtype_from_name(const std::string& name) {
-  for (DType d : {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
-                  DType::kInt64, DType::kBool, DType::kFloat16, DType::kFloat64, DType::kUInt16,
-                  DType::kUInt32, DType::kUInt64, DType::kBFloat16}) {
-    if (name == dtype_name(d)) return d;
-  }
-  // --- low-precision types
-  for (int32_t d = ENP_DTYPE_FLOAT8E4M3FN; d <= ENP_DTYPE_INT2; ++d) {
-    if (name == sdk::dtype_name(d)) return static_cast<DType>(d);
-  }
-  // --- end of low-precision types
-  return DType::kUndefined;
+  return static_cast<DType>(sdk::dtype_from_name(name));
 }
 
 uint64_t Tensor::element_count() const {
@@ -33,14 +23,6 @@ uint64_t Tensor::element_count() const {
   return n;
 }
 
-std::string shape_string(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
+std::string shape_string(const std::vector<int64_t>& shape) { return sdk::shape_string(shape); }
 
 }  // namespace eulernpu::host

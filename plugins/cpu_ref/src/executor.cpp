@@ -24,10 +24,9 @@ json parse(std::string_view text, const std::string& file) {
 }
 
 int32_t dtype_from_name(const std::string& name) {
-  for (int32_t d = 1; d <= ENP_DTYPE_INT2; ++d) {
-    if (sdk::dtype_size(d) != 0 && name == sdk::dtype_name(d)) return d;
-  }
-  corrupt("unknown dtype '" + name + "'");
+  const int32_t d = sdk::dtype_from_name(name);
+  if (d == ENP_DTYPE_UNDEFINED) corrupt("unknown dtype '" + name + "'");
+  return d;
 }
 
 // .npz files hold low-precision tensors as their one-byte codes in int8 or

@@ -33,17 +33,6 @@ inline std::vector<Operand> graph_operands(const sdk::NodeView& node, const sdk:
   return out;
 }
 
-// The dtype and shape the graph gives value `name`: ENP_DTYPE_UNDEFINED and
-// {} when it has none.
-inline int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-inline std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
-
 inline std::vector<Operand> buffer_operands(std::span<const Buffer> buffers) {
   std::vector<Operand> out;
   for (const Buffer& b : buffers) out.push_back({b.dtype, b.shape});

@@ -30,16 +30,6 @@ bool is_graph_output(const sdk::GraphView& g, std::string_view name) {
                      [&](const enp_tensor_t& t) { return name == t.name; });
 }
 
-int32_t dtype_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
-}
-
-std::vector<int64_t> shape_of(const sdk::GraphView& g, std::string_view name) {
-  const auto v = g.value(name);
-  return v ? v->shape() : std::vector<int64_t>{};
-}
-
 int64_t product(std::span<const int64_t> dims) {
   int64_t n = 1;
   for (const int64_t d : dims) n *= std::max<int64_t>(d, 0);

@@ -109,6 +109,15 @@ inline const char* dtype_name(int32_t dtype) {
   }
 }
 
+// Inverse of dtype_name over the dtypes with a size; ENP_DTYPE_UNDEFINED
+// for any other name.
+inline int32_t dtype_from_name(std::string_view name) {
+  for (int32_t d = ENP_DTYPE_FLOAT32; d <= ENP_DTYPE_INT2; ++d) {
+    if (dtype_size(d) != 0 && name == dtype_name(d)) return d;
+  }
+  return ENP_DTYPE_UNDEFINED;
+}
+
 // "(1, 4)" as numpy prints shapes.
 inline std::string shape_string(std::span<const int64_t> dims) {
   std::string s = "(";
@@ -244,6 +253,17 @@ class GraphView {
 };
 
 // Key/value options passed to a plugin call.
+// The dtype and shape the graph gives value `name`: ENP_DTYPE_UNDEFINED and
+// {} when it has none.
+inline int32_t dtype_of(const GraphView& g, std::string_view name) {
+  const auto v = g.value(name);
+  return v ? v->dtype() : ENP_DTYPE_UNDEFINED;
+}
+inline std::vector<int64_t> shape_of(const GraphView& g, std::string_view name) {
+  const auto v = g.value(name);
+  return v ? v->shape() : std::vector<int64_t>{};
+}
+
 class Options {
  public:
   Options(const enp_kv_t* kv, uint64_t n) : kv_(kv, n) {}
