@@ -7,6 +7,7 @@ measured in this script, and each ratio compares two of them.
     /usr/bin/python3 benchmarks/npu_sim_benchmark.py [--eulernpu BIN] [--repeat N]
 """
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -50,6 +51,17 @@ def main():
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         npu = os.path.join(tmp, "npu_sim.int8")
         inp = os.path.join(tmp, "input.npz")
+        # The model's size as the docs quote it: NPU ops and MACs of its plan.
+        report = os.path.join(tmp, "estimate.json")
+        subprocess.run([exe, "compile", "--mblt", qir, "--backend", "npu_sim", "--target-device",
+                        args.device, "--out", npu], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run([exe, "run", "--artifact", npu, "--estimate-only", "--report", report],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(report) as f:
+            est = json.load(f)
+        npu_ops = sum(1 for op in est["ops"] if op["unit"] == "npu")
+        print(f"ResNet-50 int8: {npu_ops} NPU ops, {est['totals']['macs'] / 1e9:.2f} G MACs")
         rows = []
         for mode in ("single", "global4"):
             compile_cpu = timed([exe, "compile", "--mblt", qir, "--out", cpu], args.repeat)

@@ -4,12 +4,14 @@ descriptors as data (a new file in a plugin directory is a new device,
 without rebuilding anything; bad files are three-line errors naming the
 file and do not hide the good ones); the core mode fixed at compile time;
 float ops refused; and the run report (--report, --estimate-only), whose
-figures differ between core modes as docs/npu_sim.md explains.
+figures differ between core modes as docs/backends/npu_sim.md explains.
 """
 import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -340,7 +342,7 @@ class NpuSimTest(CliTestCase):
         self.assertEqual(global4["macs"], single["macs"])
         # npu8 (1000 MHz): latency is the cycles at the clock, and the inputs
         # in flight are 8 in single (each core its own) and 2 in global4
-        # (four cores per input), docs/npu_sim.md, "Running".
+        # (four cores per input), docs/backends/npu_sim.md, "Running".
         for mode, in_flight in (("single", 8), ("global4", 2)):
             t = figures[mode]
             self.assertAlmostEqual(t["latency_ms"], t["cycles"] / 1e6, places=9)
@@ -382,6 +384,40 @@ class NpuSimTest(CliTestCase):
         self.assertIn("Totals:", r.stdout)
         self.assertIn("host (head)", r.stdout)
         self.assertEqual(set(os.listdir(self.tmp)), before)
+
+    def test_resnet50_figures_of_the_docs(self):
+        # docs/backends/npu_sim.md: the benchmark model's size ("Speed") and
+        # its edge16 plan ("Lowering"), by the commands the docs show, run in
+        # a scratch directory. Shapes alone decide them: the random weights
+        # and the two calibration samples do not.
+        work = self.path("r50")
+        os.makedirs(work)
+        subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "benchmarks", "make_resnet50.py"),
+                        "resnet50.onnx", "--calib", "calib", "2"], check=True, cwd=work,
+                       stdout=subprocess.DEVNULL)
+        self.ok("compile", "--model", "resnet50.onnx", "--calib-data-path", "calib",
+                "--sensitivity-samples", "0", "--save-quantized-ir", "resnet50.int8.mblt",
+                "--out", "resnet50.cpu_ref", cwd=work)
+        self.ok("compile", "--mblt", "resnet50.int8.mblt", "--backend", "npu_sim",
+                "--target-device", "edge16", "--out", "resnet50.edge16", cwd=work)
+        self.ok("run", "--artifact", "resnet50.edge16", "--estimate-only", "--report",
+                "edge16.json", cwd=work)
+        with open(os.path.join(work, "edge16.json")) as f:
+            report = json.load(f)
+        t = report["totals"]
+        self.assertEqual(sum(1 for op in report["ops"] if op["unit"] == "npu"), 73)
+        self.assertEqual(f"{t['macs'] / 1e9:.2f}", "4.15")
+        self.assertEqual(f"{t['cycles'] / 1e6:.1f}", "26.6")
+        self.assertEqual(f"{t['latency_ms']:.1f}", "53.3")
+        self.assertEqual(f"{t['dram_read_bytes'] / 1e6:.0f}", "133")
+        self.assertEqual(f"{t['dram_write_bytes'] / 1e6:.1f}", "16.9")
+        self.assertEqual(f"{100 * t['mac_utilization']:.0f}", "61")
+        with open(os.path.join(work, "resnet50.edge16", "plan.json")) as f:
+            plan = json.load(f)
+        matrix = [op for op in plan["ops"] if op["op_type"] in ("QConv", "QGemm")]
+        self.assertEqual(len(matrix), 54)
+        self.assertEqual(sum(1 for op in matrix if op["tiling"].get("col_blocks", 1) > 1), 12)
+        self.assertEqual(sum(1 for op in matrix if op["tiling"].get("k_blocks", 1) > 1), 26)
 
     def test_report_json_has_the_documented_keys(self):
         art = self.path("rep")

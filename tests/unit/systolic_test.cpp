@@ -73,7 +73,7 @@ TEST(SystolicTest, OperandMatricesOfThePublicLayers) {
 }
 
 TEST(SystolicTest, Conv1OutputStationaryWorkedExample) {
-  // The worked example of docs/npu_sim.md.
+  // The worked example of docs/backends/npu_sim.md.
   const ComputeResult r = simulate_compute(array(32, 32, kOs), kConv1);
   EXPECT_EQ(r.row_folds, 8);  // ceil(256 / 32)
   EXPECT_EQ(r.col_folds, 1);  // ceil(16 / 32)

@@ -1,4 +1,4 @@
-// Device descriptor files (docs/npu_sim.md, "Device descriptors"): parsing
+// Device descriptor files (docs/backends/npu_sim.md, "Device descriptors"): parsing
 // and validating one, writing one back, and finding them in the plugin's
 // directory and on the host's plugin search path.
 #pragma once

@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kInvalid = "device descriptor is invalid";
 constexpr const char* kFix =
-    "correct the file; docs/npu_sim.md#device-descriptors describes every key";
+    "correct the file; docs/backends/npu_sim.md#device-descriptors describes every key";
 
 // Bounds that keep every later product (cores · rows · cols · cycles) far
 // from int64 overflow; no real device comes near them.

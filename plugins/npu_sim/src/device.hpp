@@ -1,5 +1,5 @@
 // A target device of npu_sim, as its descriptor file states it
-// (docs/npu_sim.md, "Device descriptors"): clusters of cores, each core a
+// (docs/backends/npu_sim.md, "Device descriptors"): clusters of cores, each core a
 // systolic MAC array with its own SRAM, all cores sharing DRAM bandwidth.
 #pragma once
 

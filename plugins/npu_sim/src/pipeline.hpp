@@ -1,6 +1,6 @@
 // The double-buffered tile pipeline of one core (or of cores running the
 // same tile schedule in lockstep), in closed form over runs of identical
-// tiles (docs/npu_sim.md, "Cycle model").
+// tiles (docs/backends/npu_sim.md, "Cycle model").
 //
 // Tile i's compute overlaps the DMA of tile i+1's loads and tile i-1's
 // store, which share one DMA path, so stage i takes

@@ -2,7 +2,7 @@
 // the cores' SRAM, its DMA transfers scheduled against the shared DRAM
 // bandwidth, its compute cycles from the systolic model (systolic.hpp), and
 // the cycle, traffic and memory figures the run report gives
-// (docs/npu_sim.md, "Lowering" and "Cycle model").
+// (docs/backends/npu_sim.md, "Lowering" and "Cycle model").
 #pragma once
 
 #include <cstdint>
@@ -48,7 +48,7 @@ struct OpPlan {
   int64_t dram_read_bytes = 0, dram_write_bytes = 0;
   int64_t peak_sram_bytes = 0;  // per core
   double mac_utilization = 0;   // macs / (total_cycles · rows · cols · cores)
-  // Additions (docs/npu_sim.md, "Lowering"): how the op was cut and spread
+  // Additions (docs/backends/npu_sim.md, "Lowering"): how the op was cut and spread
   // over the cores (split, slices per core, tile sizes, loop order), every
   // tile's count (`tiles` and `transfers` list only the first ones), the
   // DMA cycles that compute could not hide or did, and in the global modes
@@ -89,7 +89,7 @@ struct GraphPlan {
 GraphPlan plan_graph(const std::vector<OpDesc>& ops, const DeviceSpec& device, CoreMode mode);
 
 // The plan.json document: device, core mode, summary figures and every op
-// (docs/npu_sim.md, "Lowering"). Keys are sorted and nothing depends on
+// (docs/backends/npu_sim.md, "Lowering"). Keys are sorted and nothing depends on
 // time or addresses, so the same plan always gives the same text.
 nlohmann::json to_json(const GraphPlan& plan);
 

@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Artifact layout (docs/npu_sim.md, "Running").
+// Artifact layout (docs/backends/npu_sim.md, "Running").
 constexpr const char* kGraphFile = "graph.json";
 constexpr const char* kPlanFile = "plan.json";
 constexpr const char* kDeviceFile = "device.json";

@@ -1,4 +1,4 @@
-// The run report (docs/npu_sim.md, "Running"): per-op and total cycles,
+// The run report (docs/backends/npu_sim.md, "Running"): per-op and total cycles,
 // traffic and memory of the plan, as JSON and as the table `run` prints.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The functional model of the NPU's MAC ops: a QConv planned as a conv runs
-// tile by tile exactly as plan.json cuts it (docs/npu_sim.md, "Running"),
+// tile by tile exactly as plan.json cuts it (docs/backends/npu_sim.md, "Running"),
 // so a wrong tiling gives wrong bytes or a "corrupt artifact" error instead
 // of passing unnoticed. Every other node runs through cpu_ref's kernels.
 #pragma once

@@ -1,5 +1,5 @@
 // How the planner cuts one op into tiles that fit one core's SRAM with
-// double buffering (docs/npu_sim.md, "Lowering"). Every operand tile of a
+// double buffering (docs/backends/npu_sim.md, "Lowering"). Every operand tile of a
 // buffer set gets at most half of its SRAM (or the set at most half of a
 // unified SRAM), so the next tile's operands load into the other half while
 // this tile computes.
