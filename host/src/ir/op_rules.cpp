@@ -148,7 +148,7 @@ const OpRule* find_rule(std::string_view op_type) {
   static const std::map<std::string, OpRule, std::less<>> rules = [] {
     std::map<std::string, OpRule, std::less<>> m;
     for (auto group : {elementwise_rules, nn_rules, shape_rules, reduce_rules, transformer_rules,
-                       loss_rules, misc_rules, quant_rules, sequence_rules, rnn_rules,
+                       loss_rules, misc_rules, signal_rules, quant_rules, sequence_rules, rnn_rules,
                        detection_rules, linalg_rules, text_rules, reverse_rules}) {
       for (const OpRule& r : group()) m.emplace(r.op_type, r);
     }
@@ -171,6 +171,18 @@ const OpRule* find_rule(std::string_view domain, std::string_view op_type) {
 }
 
 void same_as_input(InferContext& ctx) { ctx.set_output(0, ctx.input(0)); }
+
+std::optional<int64_t> constant_scalar(const InferContext& ctx, size_t i) {
+  if (!ctx.has_input(i)) return std::nullopt;
+  const auto v = ctx.constant_ints(i);
+  if (!v || v->size() != 1) return std::nullopt;
+  return v->front();
+}
+
+int64_t vector_length(const InferContext& ctx, size_t i) {
+  const ValueType& t = ctx.input(i);
+  return t.known && t.dims.size() == 1 ? t.dims[0] : -1;
+}
 
 ValueType infer_as(InferContext& ctx, const char* op, const std::vector<size_t>& inputs) {
   const OpRule* rule = find_rule(op);

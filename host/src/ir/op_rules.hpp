@@ -113,6 +113,7 @@ std::vector<OpRule> reduce_rules();
 std::vector<OpRule> transformer_rules();
 std::vector<OpRule> loss_rules();
 std::vector<OpRule> misc_rules();
+std::vector<OpRule> signal_rules();
 std::vector<OpRule> quant_rules();
 std::vector<OpRule> sequence_rules();
 std::vector<OpRule> rnn_rules();
@@ -132,6 +133,17 @@ std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>&
 
 // The rule of ops whose output has the type of input 0.
 void same_as_input(InferContext& ctx);
+
+// A type of dtype `d` whose shape, even its rank, is unknown.
+inline ValueType unknown(DType d) { return ValueType{d, {}, false}; }
+// A rank-`rank` type with every dim unknown.
+inline ValueType unknown_dims(DType d, size_t rank) {
+  return ValueType{d, std::vector<int64_t>(rank, -1), true};
+}
+// The single value of constant input i, if it is one.
+std::optional<int64_t> constant_scalar(const InferContext& ctx, size_t i);
+// The length of 1-D input i if its shape says so, else -1.
+int64_t vector_length(const InferContext& ctx, size_t i);
 
 // The first output the rule of ONNX op `op` infers for this node with
 // `inputs` (indexes into this node's inputs; kAbsentInput for none) as its

@@ -13,8 +13,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-ValueType unknown(DType d) { return ValueType{d, {}, false}; }
-
 // Spatial attribute `name` of `n` entries, `fallback` each when absent.
 Dims spatial_ints(const InferContext& ctx, const char* name, size_t n, int64_t fallback) {
   const Dims v = ctx.attr_ints(name, Dims(n, fallback));

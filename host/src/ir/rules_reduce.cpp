@@ -9,8 +9,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-ValueType unknown(DType dtype) { return ValueType{dtype, {}, false}; }
-
 // A tensor of static shape without elements: its (lack of) values is known
 // even when it is not a constant, e.g. an empty axes graph input.
 bool known_empty(const ValueType& t) { return t.is_static() && t.element_count() == 0; }

@@ -20,8 +20,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 using Folded = std::optional<std::vector<Tensor>>;
 
-ValueType unknown(DType dtype) { return ValueType{dtype, {}, false}; }
-
 // Known rank, unknown extents.
 ValueType ranked(DType dtype, size_t rank) { return ValueType{dtype, Dims(rank, -1), true}; }
 

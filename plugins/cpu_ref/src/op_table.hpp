@@ -108,6 +108,7 @@ std::vector<OpEntry> reduce_ops();
 std::vector<OpEntry> transformer_ops();
 std::vector<OpEntry> loss_ops();
 std::vector<OpEntry> misc_ops();
+std::vector<OpEntry> signal_ops();
 std::vector<OpEntry> quant_ops();
 std::vector<OpEntry> sequence_ops();
 std::vector<OpEntry> rnn_ops();
