@@ -51,6 +51,11 @@ TEST(AdaptiveRoundingTest, GemmMomentsAlongTheLastAxis) {
   EXPECT_EQ(h, (std::vector<double>{(1 + 9) / 2.0, 2 / 2.0, 2 / 2.0, 4 / 2.0}));
   EXPECT_TRUE(InputMoments(2).moments(0).empty());  // nothing observed
   EXPECT_FALSE(InputMoments(InputMoments::kMaxFeatures + 1).usable());
+  // Moments that saw nothing leave nearest rounding as it was.
+  QuantizedWeights q{{0.1}, {3, -3}};
+  const std::vector<float> w = {0.26f, -0.34f};
+  EXPECT_FALSE(adaptive_round(q, w, InputMoments(2)).has_value());
+  EXPECT_EQ(q.values, (std::vector<int8_t>{3, -3}));
 }
 
 TEST(AdaptiveRoundingTest, UncorrelatedInputsKeepNearest) {
@@ -61,7 +66,7 @@ TEST(AdaptiveRoundingTest, UncorrelatedInputsKeepNearest) {
   m.observe(x, std::vector<int64_t>{3, 3});
   const std::vector<float> w = {0.26f, -0.34f, 0.61f};
   QuantizedWeights q{{0.1}, {3, -3, 6}};
-  const RoundingResult r = adaptive_round(q, w, m);
+  const RoundingResult r = adaptive_round(q, w, m).value();
   EXPECT_EQ(q.values, (std::vector<int8_t>{3, -3, 6}));
   EXPECT_EQ(r.flipped, 0);
   EXPECT_DOUBLE_EQ(r.adaptive_error, r.nearest_error);
@@ -75,7 +80,7 @@ TEST(AdaptiveRoundingTest, EqualInputsLetOneRoundingCancelTheOther) {
   m.observe(x, std::vector<int64_t>{2, 2});
   const std::vector<float> w = {0.6f, 0.6f};
   QuantizedWeights q{{1.0}, {1, 1}};
-  const RoundingResult r = adaptive_round(q, w, m);
+  const RoundingResult r = adaptive_round(q, w, m).value();
   EXPECT_EQ(q.values, (std::vector<int8_t>{0, 1}));
   EXPECT_EQ(r.flipped, 1);
   const double e2 = (1 + 4) / 2.0;  // E[x1²]
@@ -108,7 +113,7 @@ TEST(AdaptiveRoundingTest, ReportedErrorIsTheMeasuredConvOutputError) {
   const QuantizedWeights nearest = q;
   InputMoments m({kh, kw}, {stride, stride}, {dil, dil}, {pad, pad, pad, pad}, group, c);
   m.observe(x, std::vector<int64_t>{2, c, h, w});
-  const RoundingResult r = adaptive_round(q, wf, m);
+  const RoundingResult r = adaptive_round(q, wf, m).value();
 
   const int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
   auto measured = [&](const QuantizedWeights& qw) {

@@ -149,8 +149,8 @@ std::vector<double> InputMoments::moments(int64_t g) const {
   return h;
 }
 
-RoundingResult adaptive_round(QuantizedWeights& q, std::span<const float> w,
-                              const InputMoments& moments) {
+std::optional<RoundingResult> adaptive_round(QuantizedWeights& q, std::span<const float> w,
+                                             const InputMoments& moments) {
   const int64_t k = moments.features();
   if (k <= 0 || q.values.size() != w.size() || q.values.size() % static_cast<size_t>(k) != 0) {
     throw std::invalid_argument("the weights do not fit the input moments");
@@ -160,8 +160,8 @@ RoundingResult adaptive_round(QuantizedWeights& q, std::span<const float> w,
   if (channels % groups != 0 || (q.scales.size() != 1 && q.scales.size() != size_t(channels))) {
     throw std::invalid_argument("the output channels do not fit the groups or the scales");
   }
+  if (!moments.usable() || moments.rows() == 0) return std::nullopt;
   RoundingResult result;
-  if (!moments.usable() || moments.rows() == 0) return result;
   const int64_t per_group = channels / groups;
   // A flip must lower the error by more than rounding noise in the sums.
   constexpr double kMinGain = 1e-12;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -78,8 +79,9 @@ struct RoundingResult {
 // moments' features(), output channel o in group o / (O / groups)) between
 // floor and ceil of w/s to decrease the output error; scales unchanged,
 // codes kept in [-127, 127]. `w`: the float weights the codes came from.
-// Throws std::invalid_argument when the sizes do not fit.
-RoundingResult adaptive_round(QuantizedWeights& q, std::span<const float> w,
-                              const InputMoments& moments);
+// nullopt (and `q` unchanged) when the moments are not usable or saw no
+// row. Throws std::invalid_argument when the sizes do not fit.
+std::optional<RoundingResult> adaptive_round(QuantizedWeights& q, std::span<const float> w,
+                                             const InputMoments& moments);
 
 }  // namespace eulernpu::int8_quantizer

@@ -123,10 +123,8 @@ Rewriter::Reason prepare(Rewriter& rw, const Node& n, const Weighted& wt, Prepar
   }
   p.w = quantize_weights(wt.w, wt.shape, wt.channel_axis, wt.per_tensor, floor);
   const InputMoments* moments = wt.correctable ? rw.input_moments(n.name) : nullptr;
-  std::optional<RoundingResult> rounding;
-  if (moments && moments->usable() && moments->rows() > 0) {
-    rounding = adaptive_round(p.w, wt.w, *moments);
-  }
+  const std::optional<RoundingResult> rounding =
+      moments ? adaptive_round(p.w, wt.w, *moments) : std::nullopt;
   // Per-tensor weights: one scale serves every output channel.
   const int64_t channels = static_cast<int64_t>(wt.bias.size());
   std::vector<double> scales = p.w.scales;
