@@ -27,16 +27,16 @@
 #include <unistd.h>
 
 #include "bench_main.hpp"
+#include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/sdk/qmath.hpp"
-#include "int8_gemm.hpp"
 #include "op_table.hpp"
 
 namespace {
 
 using eulernpu::cpu_ref::Buffer;
-using eulernpu::cpu_ref::Int8GemmIsa;
 using eulernpu::cpu_ref::KernelContext;
 using eulernpu::cpu_ref::OpEntry;
+using eulernpu::kernels::Int8GemmIsa;
 using Clock = std::chrono::steady_clock;
 namespace qmath = eulernpu::sdk::qmath;
 
@@ -246,11 +246,11 @@ void run_case(benchmark::State& state, const Case& c, Int8GemmIsa isa) {
 void register_all() {
   static const std::vector<Case> all = cases();
   for (const Case& c : all) {
-    for (Int8GemmIsa isa : {Int8GemmIsa::kScalar, Int8GemmIsa::kAvx512Vnni}) {
-      if (!eulernpu::cpu_ref::int8_gemm_isa_supported(isa)) continue;
-      const std::string name =
-          c.int8_op + "/" + c.name + "/" + eulernpu::cpu_ref::int8_gemm_isa_name(isa);
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_case, c, isa);
+    // Every implementation the kernel library lists and this CPU runs.
+    for (const auto& v : eulernpu::kernels::int8_gemm_variants()) {
+      if (!v.supported()) continue;
+      const std::string name = c.int8_op + "/" + c.name + "/" + v.name;
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_case, c, v.isa);
       b->ArgName("threads")->UseManualTime()->Unit(benchmark::kMicrosecond);
       for (int t : kThreadCounts) b->Arg(t);
     }

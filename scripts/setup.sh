@@ -14,7 +14,7 @@ packages=(
   libzip-dev zipcmp zipmerge ziptool
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy python3-onnx python3-sklearn
-  g++-aarch64-linux-gnu
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
 )
 
 # The real-model suite fetches its models with npm (tests/real_models). A

@@ -69,6 +69,32 @@ class VendorPluginTest(CliTestCase):
 
     # --- the build ------------------------------------------------------------
 
+    def test_installed_kernel_library_links_out_of_tree(self):
+        # docs/kernels.md's snippet: a project of its own links
+        # EulerNpu::kernels from the installed package and runs a kernel.
+        src = os.path.join(self.root, "kernels-user")
+        os.makedirs(src, exist_ok=True)
+        with open(os.path.join(src, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+            f.write("cmake_minimum_required(VERSION 3.25)\n"
+                    "project(kernels_user LANGUAGES CXX)\n"
+                    "find_package(EulerNpuSdk 1 REQUIRED)\n"
+                    "add_executable(kernels_user main.cpp)\n"
+                    "target_link_libraries(kernels_user PRIVATE EulerNpu::kernels)\n")
+        with open(os.path.join(src, "main.cpp"), "w", encoding="utf-8") as f:
+            f.write("#include <cstdio>\n#include \"eulernpu/kernels/table.hpp\"\n"
+                    "int main() {\n  std::array<int8_t, 256> t{};\n"
+                    "  for (int i = 0; i < 256; ++i) t[i] = static_cast<int8_t>(127 - i);\n"
+                    "  const int8_t x[3] = {-128, 0, 127};\n  int8_t y[3];\n"
+                    "  eulernpu::kernels::qlookup(t, x, 3, y);\n"
+                    "  std::printf(\"%d %d %d\\n\", y[0], y[1], y[2]);\n}\n")
+        build = os.path.join(self.root, "kernels-user-build")
+        _check_call(["cmake", "-S", src, "-B", build, f"-DCMAKE_PREFIX_PATH={self.prefix}",
+                     "-DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON"], "configuring the kernel user")
+        _check_call(["cmake", "--build", build], "building the kernel user")
+        r = _check_call([os.path.join(build, "kernels_user")], "running the kernel user")
+        self.assertEqual(r.stdout.strip(), "127 -1 -128")
+
+
     def test_plugin_is_built_against_the_installed_sdk(self):
         self.assertTrue(os.path.isfile(self.plugin), f"{PLUGIN_FILE} not in {self.vendor_build}")
         with open(os.path.join(self.vendor_build, "CMakeCache.txt"), encoding="utf-8") as f:

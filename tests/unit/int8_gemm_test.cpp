@@ -1,8 +1,9 @@
-// cpu_ref's int8 GEMM against the definition computed term by term in
-// int64, and against the float computation it approximates; each
-// implementation (Int8GemmIsa) on its own, then the SIMD ones against the
-// scalar one byte for byte, directly and through the QConv/QGemm kernels.
-#include "int8_gemm.hpp"
+// The reference kernels' int8 GEMM against the definition computed term by
+// term in int64, and against the float computation it approximates; each
+// implementation of int8_gemm_variants() on its own, then every other one
+// against the scalar one byte for byte, directly and through cpu_ref's
+// QConv/QGemm kernels.
+#include "eulernpu/kernels/int8_gemm.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,27 @@ namespace eulernpu::cpu_ref {
 namespace {
 
 namespace qmath = sdk::qmath;
+using kernels::int8_gemm_isa_name;
+using kernels::int8_gemm_isa_supported;
+using kernels::int8_gemm_resolve;
+using kernels::qgemm_int8;
+using kernels::QGemmOutput;
+using kernels::QGemmShape;
+
+// Every ISA the library lists, and those of them other than the scalar one
+// that this CPU runs.
+std::vector<Int8GemmIsa> listed_isas() {
+  std::vector<Int8GemmIsa> out;
+  for (const auto& v : kernels::int8_gemm_variants()) out.push_back(v.isa);
+  return out;
+}
+std::vector<Int8GemmIsa> fast_isas() {
+  std::vector<Int8GemmIsa> out;
+  for (Int8GemmIsa isa : listed_isas()) {
+    if (isa != Int8GemmIsa::kScalar && int8_gemm_isa_supported(isa)) out.push_back(isa);
+  }
+  return out;
+}
 
 // The definition: int64 sums, then qmath::requantize.
 std::vector<int8_t> reference(const QGemmShape& s, const std::vector<int8_t>& w,
@@ -132,8 +154,7 @@ TEST_P(Int8GemmIsaTest, ExactAtTheAccumulatorBound) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, Int8GemmIsaTest,
-                         ::testing::Values(Int8GemmIsa::kScalar, Int8GemmIsa::kAvx512Vnni),
+INSTANTIATE_TEST_SUITE_P(Isa, Int8GemmIsaTest, ::testing::ValuesIn(listed_isas()),
                          [](const auto& param_info) {
                            return std::string(int8_gemm_isa_name(param_info.param));
                          });
@@ -213,22 +234,29 @@ Problem random_problem(std::mt19937& rng) {
   return p;
 }
 
-TEST(Int8GemmTest, Avx512VnniMatchesScalarByteForByte) {
-  if (!int8_gemm_isa_supported(Int8GemmIsa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI";
-  std::mt19937 rng(2024);
-  for (int trial = 0; trial < 2000; ++trial) {
-    const Problem p = random_problem(rng);
-    const int32_t* bias = p.bias.empty() ? nullptr : p.bias.data();
-    std::vector<int8_t> scalar(static_cast<size_t>(p.s.rows * p.s.columns), 1);
-    std::vector<int8_t> vnni(scalar.size(), 2);
-    qgemm_int8(p.s, p.w.data(), p.x.data(), bias, p.m.data(), p.out, scalar.data(),
-               Int8GemmIsa::kScalar);
-    qgemm_int8(p.s, p.w.data(), p.x.data(), bias, p.m.data(), p.out, vnni.data(),
-               Int8GemmIsa::kAvx512Vnni);
-    ASSERT_EQ(vnni, scalar) << "trial " << trial << ": rows " << p.s.rows << " depth " << p.s.depth
-                            << " columns " << p.s.columns;
-    if (trial % 10 == 0) {
-      ASSERT_EQ(scalar, reference(p.s, p.w, p.x, p.bias, p.m, p.out)) << "trial " << trial;
+TEST(Int8GemmTest, ListsTheScalarVariantFirst) {
+  ASSERT_FALSE(kernels::int8_gemm_variants().empty());
+  EXPECT_EQ(kernels::int8_gemm_variants().front().isa, Int8GemmIsa::kScalar);
+  EXPECT_STREQ(int8_gemm_isa_name(Int8GemmIsa::kScalar), "scalar");
+}
+
+TEST(Int8GemmTest, EveryIsaMatchesScalarByteForByte) {
+  if (fast_isas().empty()) GTEST_SKIP() << "this CPU runs no ISA variant but the scalar one";
+  for (Int8GemmIsa isa : fast_isas()) {
+    std::mt19937 rng(2024);
+    for (int trial = 0; trial < 2000; ++trial) {
+      const Problem p = random_problem(rng);
+      const int32_t* bias = p.bias.empty() ? nullptr : p.bias.data();
+      std::vector<int8_t> scalar(static_cast<size_t>(p.s.rows * p.s.columns), 1);
+      std::vector<int8_t> vnni(scalar.size(), 2);
+      qgemm_int8(p.s, p.w.data(), p.x.data(), bias, p.m.data(), p.out, scalar.data(),
+                 Int8GemmIsa::kScalar);
+      qgemm_int8(p.s, p.w.data(), p.x.data(), bias, p.m.data(), p.out, vnni.data(), isa);
+      ASSERT_EQ(vnni, scalar) << int8_gemm_isa_name(isa) << " trial " << trial << ": rows "
+                              << p.s.rows << " depth " << p.s.depth << " columns " << p.s.columns;
+      if (trial % 10 == 0) {
+        ASSERT_EQ(scalar, reference(p.s, p.w, p.x, p.bias, p.m, p.out)) << "trial " << trial;
+      }
     }
   }
 }
@@ -251,7 +279,7 @@ std::vector<int8_t> run_qop(const char* op, const nlohmann::json& attributes,
 }
 
 TEST(Int8GemmTest, QConvAndQGemmKernelsGiveTheSameBytesWithEveryIsa) {
-  if (!int8_gemm_isa_supported(Int8GemmIsa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI";
+  if (fast_isas().empty()) GTEST_SKIP() << "this CPU runs no ISA variant but the scalar one";
   std::mt19937 rng(11);
   auto codes = [&](int64_t n) {
     std::vector<int8_t> v(static_cast<size_t>(n));
@@ -279,8 +307,10 @@ TEST(Int8GemmTest, QConvAndQGemmKernelsGiveTheSameBytesWithEveryIsa) {
                                     {ENP_DTYPE_INT32, {o}, shift.data()}};
   const auto conv_scalar =
       run_qop("QConv", conv_attrs, conv_in, {1, o, 8, 8}, Int8GemmIsa::kScalar);
-  EXPECT_EQ(run_qop("QConv", conv_attrs, conv_in, {1, o, 8, 8}, Int8GemmIsa::kAvx512Vnni),
-            conv_scalar);
+  for (Int8GemmIsa isa : fast_isas()) {
+    EXPECT_EQ(run_qop("QConv", conv_attrs, conv_in, {1, o, 8, 8}, isa), conv_scalar)
+        << int8_gemm_isa_name(isa);
+  }
   // QGemm: 150 rows of A (more than one block of 128), K = 117, N = 19.
   std::vector<int8_t> a = codes(150 * 117), wg = codes(o * 117);
   const nlohmann::json gemm_attrs = {{"a_zero_point", 100}, {"y_zero_point", -20}};
@@ -290,7 +320,10 @@ TEST(Int8GemmTest, QConvAndQGemmKernelsGiveTheSameBytesWithEveryIsa) {
                                     {ENP_DTYPE_INT32, {o}, mult.data()},
                                     {ENP_DTYPE_INT32, {o}, shift.data()}};
   const auto gemm_scalar = run_qop("QGemm", gemm_attrs, gemm_in, {150, o}, Int8GemmIsa::kScalar);
-  EXPECT_EQ(run_qop("QGemm", gemm_attrs, gemm_in, {150, o}, Int8GemmIsa::kAvx512Vnni), gemm_scalar);
+  for (Int8GemmIsa isa : fast_isas()) {
+    EXPECT_EQ(run_qop("QGemm", gemm_attrs, gemm_in, {150, o}, isa), gemm_scalar)
+        << int8_gemm_isa_name(isa);
+  }
 }
 
 }  // namespace

@@ -117,16 +117,13 @@ void run_tasks(int64_t tasks, int threads, void (*task)(void*, int64_t), void* c
   pool().run(job);
 }
 
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t rank) {
-  std::vector<int64_t> strides(rank, 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const size_t src = shape.size() - 1 - i;
-    const size_t dst = rank - 1 - i;
-    strides[dst] = shape[src] == 1 ? 0 : stride;
-    stride *= shape[src];
-  }
-  return strides;
+kernels::TaskRunner task_runner(const KernelContext& ctx) {
+  kernels::TaskRunner r;
+  r.run = [](void*, int64_t tasks, int threads, kernels::TaskRunner::Task task, void* arg) {
+    run_tasks(tasks, threads, task, arg);
+  };
+  r.threads = ctx.threads;
+  return r;
 }
 
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {

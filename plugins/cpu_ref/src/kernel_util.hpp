@@ -7,13 +7,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "eulernpu/kernels/runner.hpp"
+#include "eulernpu/kernels/shape.hpp"
 #include "float16.hpp"
 #include "op_table.hpp"
 
 namespace eulernpu::cpu_ref {
 
 // Strides of `shape` right-aligned to `rank` dims, 0 where it broadcasts.
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& shape, size_t rank);
+using kernels::broadcast_strides;
+
+// The reference kernels' view of the context's threads: cpu_ref's pool.
+kernels::TaskRunner task_runner(const KernelContext& ctx);
 
 // Row-major strides of `shape`.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);

@@ -1,13 +1,15 @@
 // The ai.eulernpu integer ops other than the convolutions and the pools
 // (docs/quantization.md, "The quantized graph"): QGemm, QMatMul, QAdd, QSub,
-// QMul, QConcat, QLookup, QSoftmax. Every
-// rounding goes through eulernpu/sdk/qmath.hpp, so the bytes are those of
-// every other backend; sums are exact integers, so they are also the same
-// for every thread count.
+// QMul, QConcat, QLookup, QSoftmax. cpu_ref's adapter over the reference
+// kernels (eulernpu/kernels/): the attributes and operands are checked
+// here and handed over as the kernels' typed parameters.
 #include <algorithm>
 #include <array>
 
-#include "int8_gemm.hpp"
+#include "eulernpu/kernels/concat.hpp"
+#include "eulernpu/kernels/elementwise.hpp"
+#include "eulernpu/kernels/matmul.hpp"
+#include "eulernpu/kernels/table.hpp"
 #include "kernel_util.hpp"
 #include "qops_util.hpp"
 
@@ -67,9 +69,6 @@ std::optional<std::string> qgemm_check(const sdk::NodeView& node, const sdk::Gra
                       constant_data<int32_t>(g, node.input(4), ENP_DTYPE_INT32));
 }
 
-// Rows of A in blocks of a fixed width (by the shape alone): each block is
-// transposed to K × width, multiplied by W (N × K) in qgemm_int8 — whose
-// inner loop runs along the block's rows — and transposed back.
 void qgemm(const KernelContext& ctx) {
   require_shapes("QGemm", qgemm_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                        buffer_operands(ctx.outputs)));
@@ -80,35 +79,23 @@ void qgemm(const KernelContext& ctx) {
   require_values("QGemm", qgemm_values(n, k, wb.as<int8_t>(), bias, m, s));
   std::vector<qmath::FixedMultiplier> mult;
   for (int64_t o = 0; o < n; ++o) mult.push_back(fixed(m[o], s[o]));
-  QGemmOutput q;
-  q.x_zero_point = static_cast<int32_t>(ctx.attr_int("a_zero_point", 0));
-  q.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  q.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
-  q.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
-  const int64_t rows = k == 0 ? ctx.outputs[0].count() / std::max<int64_t>(n, 1) : a.count() / k;
-  constexpr int64_t kWidth = 128;
-  const int64_t blocks = (rows + kWidth - 1) / kWidth;
-  const int8_t *x = a.as<int8_t>(), *w = wb.as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  parallel_tasks(blocks, threads_for(ctx, rows * n * k), [&](int64_t b) {
-    const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
-    std::vector<int8_t> xt(static_cast<size_t>(k * cols)), yt(static_cast<size_t>(n * cols));
-    for (int64_t j = 0; j < cols; ++j) {
-      for (int64_t i = 0; i < k; ++i) xt[static_cast<size_t>(i * cols + j)] = x[(r0 + j) * k + i];
-    }
-    qgemm_int8({n, k, cols}, w, xt.data(), bias, mult.data(), q, yt.data(), ctx.int8_gemm_isa);
-    for (int64_t j = 0; j < cols; ++j) {
-      for (int64_t o = 0; o < n; ++o) y[(r0 + j) * n + o] = yt[static_cast<size_t>(o * cols + j)];
-    }
-  });
+  kernels::QGemmParams p;
+  p.n = n;
+  p.k = k;
+  p.rows = k == 0 ? ctx.outputs[0].count() / std::max<int64_t>(n, 1) : a.count() / k;
+  p.a_zero_point = static_cast<int32_t>(ctx.attr_int("a_zero_point", 0));
+  p.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
+  p.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
+  p.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
+  p.isa = ctx.int8_gemm_isa;
+  kernels::qgemm(p, a.as<int8_t>(), wb.as<int8_t>(), bias, mult.data(), ctx.outputs[0].as<int8_t>(),
+                 task_runner(ctx));
 }
 
 // --- QMatMul ------------------------------------------------------------------
 
-struct MatMulShape {
-  Dims batch, a_batch, b_batch;  // a_batch/b_batch: the operands' own batch dims
-  int64_t m = 0, k = 0, n = 0;
-};
+// a_batch/b_batch: the operands' own batch dims.
+using MatMulShape = kernels::QMatMulParams;
 
 template <typename A>
 Problem qmatmul_shapes(const A& attrs, const std::vector<Operand>& in,
@@ -160,54 +147,25 @@ Problem qmatmul_problem(const A& attrs, const std::vector<Operand>& in,
   return qmatmul_shapes(attrs, in, out, sh);
 }
 
-// Per output row: acc[n] = Σ_k (A - za) · (B - zb), vectorized along n.
+// The quantization of a two-operand op with one output multiplier (QMatMul,
+// QMul): the zero points, the clamp and (multiplier, shift).
+template <typename P>
+void read_pair_quantization(const KernelContext& ctx, P& p) {
+  p.a_zero_point = static_cast<int32_t>(ctx.attr_int("a_zero_point", 0));
+  p.b_zero_point = static_cast<int32_t>(ctx.attr_int("b_zero_point", 0));
+  p.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
+  p.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
+  p.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
+  p.multiplier = fixed(ctx.attr_int("multiplier", 0), ctx.attr_int("shift", 1));
+}
+
 void qmatmul(const KernelContext& ctx) {
   MatMulShape sh;
   require_shapes("QMatMul", qmatmul_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                            buffer_operands(ctx.outputs), sh));
-  const int32_t za = static_cast<int32_t>(ctx.attr_int("a_zero_point", 0));
-  const int32_t zb = static_cast<int32_t>(ctx.attr_int("b_zero_point", 0));
-  const int32_t zy = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  const int32_t qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
-  const int32_t qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
-  const auto mult = fixed(ctx.attr_int("multiplier", 0), ctx.attr_int("shift", 1));
-  const int64_t batches = product(sh.batch);
-  const auto sa = broadcast_strides(sh.a_batch, sh.batch.size());
-  const auto sb = broadcast_strides(sh.b_batch, sh.batch.size());
-  std::vector<int64_t> a_base(static_cast<size_t>(batches)), b_base(static_cast<size_t>(batches));
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    int64_t rest = bi, oa = 0, ob = 0;
-    for (size_t d = sh.batch.size(); d-- > 0;) {
-      const int64_t idx = rest % sh.batch[d];
-      rest /= sh.batch[d];
-      oa += idx * sa[d];
-      ob += idx * sb[d];
-    }
-    a_base[static_cast<size_t>(bi)] = oa * sh.m * sh.k;
-    b_base[static_cast<size_t>(bi)] = ob * sh.k * sh.n;
-  }
-  const int8_t *a = ctx.inputs[0].as<int8_t>(), *b = ctx.inputs[1].as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  const int64_t rows = batches * sh.m;
-  parallel_for(rows, threads_for(ctx, rows * sh.k * sh.n), [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> acc(static_cast<size_t>(sh.n));
-    for (int64_t r = begin; r < end; ++r) {
-      const auto bi = static_cast<size_t>(r / sh.m);
-      const int8_t* arow = a + a_base[bi] + r % sh.m * sh.k;
-      std::fill(acc.begin(), acc.end(), 0);
-      for (int64_t kk = 0; kk < sh.k; ++kk) {
-        const int32_t av = arow[kk] - za;
-        if (av == 0) continue;
-        const int8_t* brow = b + b_base[bi] + kk * sh.n;
-        for (int64_t j = 0; j < sh.n; ++j) acc[static_cast<size_t>(j)] += av * (brow[j] - zb);
-      }
-      int8_t* yrow = y + r * sh.n;
-      for (int64_t j = 0; j < sh.n; ++j) {
-        yrow[j] = static_cast<int8_t>(
-            qmath::requantize(acc[static_cast<size_t>(j)], mult, zy, qmin, qmax));
-      }
-    }
-  });
+  read_pair_quantization(ctx, sh);
+  kernels::qmatmul(sh, ctx.inputs[0].as<int8_t>(), ctx.inputs[1].as<int8_t>(),
+                   ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
 
 // --- QAdd, QSub, QMul -----------------------------------------------------------
@@ -252,32 +210,8 @@ Problem mul_shapes(const A& attrs, const std::vector<Operand>& in,
   return binary_shapes(attrs, in, out, false);
 }
 
-// fn(a, b) for every output element, A and B broadcast numpy-style, in rows
-// along the last output dim.
-template <typename Fn>
-void broadcast_binary(const KernelContext& ctx, Fn fn) {
-  const Buffer &a = ctx.inputs[0], &b = ctx.inputs[1], &y = ctx.outputs[0];
-  const size_t rank = y.shape.size();
-  const int64_t total = y.count();
-  if (total == 0) return;
-  const int64_t inner = rank == 0 ? 1 : y.shape.back();
-  const auto sa = broadcast_strides(a.shape, rank), sb = broadcast_strides(b.shape, rank);
-  const int64_t step_a = rank == 0 ? 0 : sa.back(), step_b = rank == 0 ? 0 : sb.back();
-  const int8_t *pa = a.as<int8_t>(), *pb = b.as<int8_t>();
-  int8_t* py = y.as<int8_t>();
-  parallel_for(total / inner, threads_for(ctx, total), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t rest = r, oa = 0, ob = 0;
-      for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
-        const int64_t idx = rest % y.shape[d];
-        rest /= y.shape[d];
-        oa += idx * sa[d];
-        ob += idx * sb[d];
-      }
-      int8_t* out = py + r * inner;
-      for (int64_t i = 0; i < inner; ++i) out[i] = fn(pa[oa + i * step_a], pb[ob + i * step_b]);
-    }
-  });
+kernels::BroadcastShapes broadcast_shapes(const KernelContext& ctx) {
+  return {ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape};
 }
 
 template <bool kSubtract>
@@ -294,22 +228,17 @@ void qadd(const KernelContext& ctx) {
   p.out = fixed(ctx.attr_int("y_multiplier", 0), ctx.attr_int("y_shift", 1));
   p.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
   p.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
-  broadcast_binary(
-      ctx, [&](int8_t a, int8_t b) { return static_cast<int8_t>(qmath::add(a, b, p, kSubtract)); });
+  kernels::qadd(broadcast_shapes(ctx), p, kSubtract, ctx.inputs[0].as<int8_t>(),
+                ctx.inputs[1].as<int8_t>(), ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
 
 void qmul(const KernelContext& ctx) {
   require_shapes("QMul", mul_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                     buffer_operands(ctx.outputs)));
-  const int32_t za = static_cast<int32_t>(ctx.attr_int("a_zero_point", 0));
-  const int32_t zb = static_cast<int32_t>(ctx.attr_int("b_zero_point", 0));
-  const int32_t zy = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  const int32_t qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
-  const int32_t qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
-  const auto m = fixed(ctx.attr_int("multiplier", 0), ctx.attr_int("shift", 1));
-  broadcast_binary(ctx, [&](int8_t a, int8_t b) {
-    return static_cast<int8_t>(qmath::requantize((a - za) * (b - zb), m, zy, qmin, qmax));
-  });
+  kernels::QMulParams p;
+  read_pair_quantization(ctx, p);
+  kernels::qmul(broadcast_shapes(ctx), p, ctx.inputs[0].as<int8_t>(), ctx.inputs[1].as<int8_t>(),
+                ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
 
 // --- QConcat, QLookup, QSoftmax ---------------------------------------------------
@@ -352,8 +281,6 @@ Problem concat_shapes(const A& attrs, const std::vector<Operand>& in,
   return first_of({zero_point_problem(attrs, "y_zero_point"), output_shape_problem(out[0], y)});
 }
 
-// Each input's codes map through a 256-entry table of its rescale
-// (requantize of a pure function of the code), then copy in blocks.
 void qconcat(const KernelContext& ctx) {
   require_shapes("QConcat", concat_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                           buffer_operands(ctx.outputs)));
@@ -361,30 +288,18 @@ void qconcat(const KernelContext& ctx) {
   const auto rank = static_cast<int64_t>(y.shape.size());
   const int64_t axis = ctx.attr_int("axis", 0);
   const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
-  const int64_t outer = product(y.shape.begin(), y.shape.begin() + static_cast<int64_t>(a));
-  const int64_t inner = product(y.shape.begin() + static_cast<int64_t>(a) + 1, y.shape.end());
-  const int64_t y_chunk = y.shape[a] * inner;
+  kernels::ConcatParams p;
+  p.outer = product(y.shape.begin(), y.shape.begin() + static_cast<int64_t>(a));
+  p.inner = product(y.shape.begin() + static_cast<int64_t>(a) + 1, y.shape.end());
+  p.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
   const Dims zps = ctx.attr_ints("x_zero_points"), ms = ctx.attr_ints("multipliers"),
              ss = ctx.attr_ints("shifts");
-  const int32_t zy = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  int64_t offset = 0;
+  std::vector<kernels::ConcatInput> inputs;
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    std::array<int8_t, 256> table{};
-    for (int q = -128; q <= 127; ++q) {
-      table[static_cast<size_t>(q + 128)] = static_cast<int8_t>(
-          qmath::requantize(q - static_cast<int32_t>(zps[i]), fixed(ms[i], ss[i]), zy, -128, 127));
-    }
-    const Buffer& x = ctx.inputs[i];
-    const int64_t chunk = x.shape[a] * inner;
-    const int8_t* src = x.as<int8_t>();
-    int8_t* dst = y.as<int8_t>() + offset;
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t j = 0; j < chunk; ++j) {
-        dst[o * y_chunk + j] = qmath::lookup(table, src[o * chunk + j]);
-      }
-    }
-    offset += chunk;
+    inputs.push_back({ctx.inputs[i].as<int8_t>(), ctx.inputs[i].shape[a],
+                      static_cast<int32_t>(zps[i]), fixed(ms[i], ss[i])});
   }
+  kernels::qconcat(p, inputs.data(), inputs.size(), y.as<int8_t>());
 }
 
 template <typename A>
@@ -400,12 +315,8 @@ void qlookup(const KernelContext& ctx) {
                                           buffer_operands(ctx.outputs)));
   std::array<int8_t, 256> table{};
   std::copy_n(ctx.inputs[1].as<int8_t>(), 256, table.begin());
-  const int8_t* x = ctx.inputs[0].as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  const int64_t n = ctx.outputs[0].count();
-  parallel_for(n, threads_for(ctx, n, int64_t{1} << 18), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = qmath::lookup(table, x[i]);
-  });
+  kernels::qlookup(table, ctx.inputs[0].as<int8_t>(), ctx.outputs[0].count(),
+                   ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
 
 template <typename A>
@@ -452,26 +363,12 @@ void qsoftmax(const KernelContext& ctx) {
   const auto rank = static_cast<int64_t>(shape.size());
   const int64_t axis = ctx.attr_int("axis", -1);
   const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
-  const int64_t len = shape[a];
-  const int64_t inner = product(shape.begin() + static_cast<int64_t>(a) + 1, shape.end());
-  const int64_t rows = len == 0 ? 0 : ctx.inputs[0].count() / len;
-  const int8_t* x = ctx.inputs[0].as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  parallel_for(rows, threads_for(ctx, rows * len), [&](int64_t begin, int64_t end) {
-    std::vector<int8_t> in(static_cast<size_t>(inner == 1 ? 0 : len));
-    std::vector<int8_t> out(in.size());
-    for (int64_t r = begin; r < end; ++r) {
-      // Row r: outer index r / inner, inner index r % inner, stride inner.
-      const int64_t base = r / inner * len * inner + r % inner;
-      if (inner == 1) {
-        qmath::softmax_row(x + base, y + base, len, table);
-        continue;
-      }
-      for (int64_t i = 0; i < len; ++i) in[static_cast<size_t>(i)] = x[base + i * inner];
-      qmath::softmax_row(in.data(), out.data(), len, table);
-      for (int64_t i = 0; i < len; ++i) y[base + i * inner] = out[static_cast<size_t>(i)];
-    }
-  });
+  kernels::SoftmaxParams p;
+  p.len = shape[a];
+  p.outer = product(shape.begin(), shape.begin() + static_cast<int64_t>(a));
+  p.inner = product(shape.begin() + static_cast<int64_t>(a) + 1, shape.end());
+  kernels::qsoftmax(p, table, ctx.inputs[0].as<int8_t>(), ctx.outputs[0].as<int8_t>(),
+                    task_runner(ctx));
 }
 
 }  // namespace

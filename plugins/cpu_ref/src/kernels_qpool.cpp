@@ -1,10 +1,11 @@
 // QAveragePool and QGlobalAveragePool of domain ai.eulernpu
-// (docs/quantization.md): int32 sums of X - x_zero_point over each window,
-// one requantization per output through eulernpu/sdk/qmath.hpp, with the
-// multiplier of the window's tap count n.
+// (docs/quantization.md): cpu_ref's adapter over the reference kernels
+// (eulernpu/kernels/pool.hpp), which checks the attributes and operands and
+// hands them over as the kernels' typed parameters.
 #include <algorithm>
 #include <array>
 
+#include "eulernpu/kernels/pool.hpp"
 #include "kernel_util.hpp"
 #include "qops_util.hpp"
 
@@ -15,20 +16,8 @@ using namespace qops;  // NOLINT(google-build-using-namespace): one op family
 
 // --- QAveragePool, QGlobalAveragePool ---------------------------------------------
 
-using Dims3 = std::array<int64_t, 3>;
-
-struct PoolShape {
-  int64_t planes = 0, taps = 0;
-  Dims3 in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
-  Dims3 pad_begin{0, 0, 0}, pad_end{0, 0, 0};
-  bool include_pad = false;
-};
-
-Dims3 to3(const Dims& v, size_t first, size_t n, int64_t fill) {
-  Dims3 d{fill, fill, fill};
-  for (size_t i = 0; i < n; ++i) d[3 - n + i] = v[first + i];
-  return d;
-}
+using PoolShape = kernels::PoolParams;
+using kernels::to3;
 
 template <typename A>
 Problem pool_shapes(const A& attrs, const std::vector<Operand>& in, const std::vector<Operand>& out,
@@ -97,75 +86,18 @@ std::optional<std::string> pool_check(const sdk::NodeView& node, const sdk::Grap
                              sh.taps + 1);
 }
 
-// Taps of one axis for output index o: first..last (inclusive, in tap
-// steps) inside X, and how many of them count toward n.
-struct AxisTaps {
-  int64_t first = 0, end = 0, counted = 0;
-};
-
-AxisTaps axis_taps(const PoolShape& sh, size_t d, int64_t o) {
-  AxisTaps t;
-  const int64_t start = o * sh.stride[d] - sh.pad_begin[d];
-  t.first = sh.kernel[d];
-  for (int64_t k = 0; k < sh.kernel[d]; ++k) {
-    const int64_t pos = start + k * sh.dilation[d];
-    const bool inside = pos >= 0 && pos < sh.in[d];
-    // Padding taps count with count_include_pad; the ceil_mode overhang
-    // (past the end padding) never does.
-    const bool padded = pos >= -sh.pad_begin[d] && pos < sh.in[d] + sh.pad_end[d];
-    if (inside) {
-      t.first = std::min(t.first, k);
-      t.end = k + 1;
-    }
-    if (sh.include_pad ? padded : inside) ++t.counted;
-  }
-  if (t.first >= t.end) t.first = t.end = 0;
-  return t;
-}
-
 void qaverage_pool(const KernelContext& ctx) {
   PoolShape sh;
   require_shapes("QAveragePool", pool_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                              buffer_operands(ctx.outputs), sh));
   const auto *m = ctx.inputs[1].as<int32_t>(), *s = ctx.inputs[2].as<int32_t>();
   require_values("QAveragePool", multipliers_problem(m, s, sh.taps + 1));
-  const int32_t zx = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
-  const int32_t zy = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  std::array<std::vector<AxisTaps>, 3> taps;
-  for (size_t d = 0; d < 3; ++d) {
-    for (int64_t o = 0; o < sh.out[d]; ++o) taps[d].push_back(axis_taps(sh, d, o));
-  }
-  const int64_t in_size = sh.in[0] * sh.in[1] * sh.in[2];
-  const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
-  const int8_t* x = ctx.inputs[0].as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  parallel_tasks(sh.planes, threads_for(ctx, sh.planes * out_size * sh.taps), [&](int64_t p) {
-    const int8_t* plane = x + p * in_size;
-    int8_t* dst = y + p * out_size;
-    for (int64_t o0 = 0; o0 < sh.out[0]; ++o0) {
-      const AxisTaps& t0 = taps[0][static_cast<size_t>(o0)];
-      for (int64_t o1 = 0; o1 < sh.out[1]; ++o1) {
-        const AxisTaps& t1 = taps[1][static_cast<size_t>(o1)];
-        for (int64_t o2 = 0; o2 < sh.out[2]; ++o2) {
-          const AxisTaps& t2 = taps[2][static_cast<size_t>(o2)];
-          int32_t acc = 0;
-          for (int64_t k0 = t0.first; k0 < t0.end; ++k0) {
-            const int64_t i0 = o0 * sh.stride[0] - sh.pad_begin[0] + k0 * sh.dilation[0];
-            for (int64_t k1 = t1.first; k1 < t1.end; ++k1) {
-              const int64_t i1 = o1 * sh.stride[1] - sh.pad_begin[1] + k1 * sh.dilation[1];
-              const int8_t* row = plane + (i0 * sh.in[1] + i1) * sh.in[2];
-              for (int64_t k2 = t2.first; k2 < t2.end; ++k2) {
-                acc += row[o2 * sh.stride[2] - sh.pad_begin[2] + k2 * sh.dilation[2]] - zx;
-              }
-            }
-          }
-          const auto n = static_cast<size_t>(t0.counted * t1.counted * t2.counted);
-          dst[(o0 * sh.out[1] + o1) * sh.out[2] + o2] =
-              static_cast<int8_t>(qmath::requantize(acc, fixed(m[n], s[n]), zy, -128, 127));
-        }
-      }
-    }
-  });
+  sh.x_zero_point = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
+  sh.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
+  std::vector<qmath::FixedMultiplier> mult;
+  for (int64_t n = 0; n <= sh.taps; ++n) mult.push_back(fixed(m[n], s[n]));
+  kernels::qaverage_pool(sh, ctx.inputs[0].as<int8_t>(), mult.data(), ctx.outputs[0].as<int8_t>(),
+                         task_runner(ctx));
 }
 
 template <typename A>
@@ -191,20 +123,13 @@ void qglobal_average_pool(const KernelContext& ctx) {
                  global_pool_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
                                     buffer_operands(ctx.outputs)));
   const Buffer& xb = ctx.inputs[0];
-  const int64_t planes = xb.shape[0] * xb.shape[1];
-  const int64_t size = product(xb.shape.begin() + 2, xb.shape.end());
-  const int32_t zx = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
-  const int32_t zy = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
-  const auto m = fixed(ctx.attr_int("multiplier", 0), ctx.attr_int("shift", 1));
-  const int8_t* x = xb.as<int8_t>();
-  int8_t* y = ctx.outputs[0].as<int8_t>();
-  parallel_for(planes, threads_for(ctx, planes * size), [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      int32_t acc = 0;
-      for (int64_t i = 0; i < size; ++i) acc += x[p * size + i] - zx;
-      y[p] = static_cast<int8_t>(qmath::requantize(acc, m, zy, -128, 127));
-    }
-  });
+  kernels::GlobalPoolParams p;
+  p.planes = xb.shape[0] * xb.shape[1];
+  p.size = product(xb.shape.begin() + 2, xb.shape.end());
+  p.x_zero_point = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
+  p.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
+  p.multiplier = fixed(ctx.attr_int("multiplier", 0), ctx.attr_int("shift", 1));
+  kernels::qglobal_average_pool(p, xb.as<int8_t>(), ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
 
 }  // namespace

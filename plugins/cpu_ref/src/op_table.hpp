@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/graph.hpp"
 #include "eulernpu/sdk/int8_ops.hpp"
-#include "int8_gemm.hpp"
 
 namespace eulernpu::cpu_ref {
+
+using kernels::Int8GemmIsa;
 
 // Element-type masks for OpEntry::dtypes.
 inline constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);

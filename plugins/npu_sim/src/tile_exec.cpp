@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "eulernpu/kernels/conv.hpp"
+#include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/sdk/qmath.hpp"
-#include "int8_gemm.hpp"
-#include "qops_util.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
@@ -80,37 +80,29 @@ struct TileScratch {
 };
 
 // Output channels [n0, n0+tn) × rows [r0, r0+tr) × columns [c0, c0+tc):
-// the tile's im2col (padding taps = x_zero_point) through qgemm_int8, then
+// the tile's im2col (padding taps = x_zero_point; the reference kernels'
+// im2col_box) through qgemm_int8, then
 // the real outputs stored.
 void run_whole_k_tile(const TileGemm& t, int64_t n0, int64_t tn, int64_t r0, int64_t tr, int64_t c0,
                       int64_t tc, int8_t* y, TileScratch& s) {
   const int64_t depth = t.c * t.kh * t.kw, positions = tr * tc;
-  s.cols.assign(static_cast<size_t>(depth * positions), t.x_zp);
-  const auto* x = t.x.as<int8_t>() + (t.b * t.group + t.g) * t.c * t.h * t.width;
-  for (int64_t k = 0; k < t.c; ++k) {
-    for (int64_t u = 0; u < t.kh; ++u) {
-      for (int64_t v = 0; v < t.kw; ++v) {
-        int8_t* row = s.cols.data() + ((k * t.kh + u) * t.kw + v) * positions;
-        for (int64_t r = 0; r < tr; ++r) {
-          const int64_t yy = (r0 + r) * t.sh + u - t.pt;
-          if (yy < 0 || yy >= t.h) continue;
-          for (int64_t q = 0; q < tc; ++q) {
-            const int64_t xx = (c0 + q) * t.sw + v - t.pl;
-            if (xx >= 0 && xx < t.width) row[r * tc + q] = x[(k * t.h + yy) * t.width + xx];
-          }
-        }
-      }
-    }
-  }
+  s.cols.resize(static_cast<size_t>(depth * positions));
+  kernels::ConvGeometry g;
+  g.in = {1, t.h, t.width};
+  g.kernel = {1, t.kh, t.kw};
+  g.stride = {1, t.sh, t.sw};
+  g.pad = {0, t.pt, t.pl};
+  kernels::im2col_box(t.x.as<int8_t>() + (t.b * t.group + t.g) * t.c * t.h * t.width, g, t.c,
+                      {0, r0, c0}, {1, tr, tc}, t.x_zp, s.cols.data());
   const int64_t oc0 = t.g * t.n + n0;
   s.m.resize(static_cast<size_t>(tn));
   for (int64_t o = 0; o < tn; ++o) {
-    s.m[static_cast<size_t>(o)] = cpu_ref::qops::fixed(t.mult[oc0 + o], t.shift[oc0 + o]);
+    s.m[static_cast<size_t>(o)] = {t.mult[oc0 + o], t.shift[oc0 + o]};
   }
   s.out.resize(static_cast<size_t>(tn * positions));
-  cpu_ref::qgemm_int8(cpu_ref::QGemmShape{tn, depth, positions}, t.w + oc0 * depth, s.cols.data(),
+  kernels::qgemm_int8(kernels::QGemmShape{tn, depth, positions}, t.w + oc0 * depth, s.cols.data(),
                       t.bias + oc0, s.m.data(),
-                      cpu_ref::QGemmOutput{t.x_zp, t.y_zp, t.qmin, t.qmax}, s.out.data());
+                      kernels::QGemmOutput{t.x_zp, t.y_zp, t.qmin, t.qmax}, s.out.data());
   for (int64_t o = 0; o < tn; ++o) {
     int8_t* dst = y + (t.b * t.group * t.n + oc0 + o) * t.oh * t.ow;
     for (int64_t r = 0; r < std::min(tr, t.oh - r0); ++r) {
@@ -248,7 +240,7 @@ void run_conv_tiles(const json& tiling, const std::string& node,
             }
             for (int64_t o = 0; o < tn; ++o) {
               const int64_t oc = g * n + n0 + o;
-              const sdk::qmath::FixedMultiplier m = cpu_ref::qops::fixed(mult[oc], shift[oc]);
+              const sdk::qmath::FixedMultiplier m{mult[oc], shift[oc]};
               int8_t* dst = y + (b * group * n + oc) * oh * ow;
               for (int64_t r = 0; r < std::min(tr, oh - r0); ++r) {
                 for (int64_t q = 0; q < std::min(tc, ow - c0); ++q) {

@@ -18,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -77,10 +78,15 @@ constexpr bool is_valid_multiplier(int64_t m, int64_t s, int64_t min_shift = 1) 
 
 // Compile time. Throws std::invalid_argument for r < 0, NaN, infinity or
 // r >= 2^30 (no int8 scale ratio is that large; a graph asking for it is
-// broken).
+// broken). Built without exceptions (the reference kernels on a board,
+// which never encode), it aborts instead.
 inline FixedMultiplier encode_multiplier(double r) {
   if (!(r >= 0.0) || !std::isfinite(r) || r >= 1073741824.0) {
+#if defined(__cpp_exceptions)
     throw std::invalid_argument("fixed-point multiplier out of range: " + std::to_string(r));
+#else
+    std::abort();
+#endif
   }
   if (r < 0x1p-32) return {};
   int e = 0;

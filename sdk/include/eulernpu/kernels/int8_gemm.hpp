@@ -1,13 +1,18 @@
-// The int8 GEMM under cpu_ref's quantized Conv, Gemm and MatMul: integer
+// The int8 GEMM under QConv, QGemm and the NPU models' tiles: integer
 // products, int32 accumulation, one requantization per output (the
 // arithmetic of docs/quantization.md, through eulernpu/sdk/qmath.hpp).
+//
+// Its implementations are one list, int8_gemm_variants(): the dispatcher,
+// the tests and the benchmarks all read it, so a new ISA (NEON next) is one
+// entry, tested and measured as soon as it is listed.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "eulernpu/sdk/qmath.hpp"
 
-namespace eulernpu::cpu_ref {
+namespace eulernpu::kernels {
 
 struct QGemmShape {
   int64_t rows = 0;     // O: output channels
@@ -21,31 +26,46 @@ struct QGemmOutput {
   int32_t qmin = -128, qmax = 127;  // a fused Relu/Clip narrows these; qmin <= qmax
 };
 
-// The implementations of qgemm_int8. All of them compute the same integers
-// and requantize them with the same qmath functions, so they write the same
-// bytes; they differ only in speed and in the CPUs they run on.
+// The implementations. All compute the same integers and requantize them
+// with the same qmath functions, so they write the same bytes; they differ
+// only in speed and in the CPUs they run on.
 enum class Int8GemmIsa {
   kAuto,        // the fastest this CPU supports, unless EULERNPU_CPU_REF_ISA=scalar
   kScalar,      // portable C++ (auto-vectorized): runs everywhere
   kAvx512Vnni,  // vpdpbusd (AVX-512 VNNI, with AVX-512 F/BW/VL)
 };
 
-// Whether this CPU can run `isa` (kAuto and kScalar: always).
+using QGemmFn = void (*)(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
+                         const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
+
+struct Int8GemmVariant {
+  Int8GemmIsa isa;
+  const char* name;     // "scalar", "avx512_vnni"
+  bool (*supported)();  // whether this CPU runs it
+  QGemmFn run;          // call only where supported()
+};
+
+// Every implementation built into this library, the portable one first.
+const std::vector<Int8GemmVariant>& int8_gemm_variants();
+
+// Whether this CPU can run `isa` (kAuto and kScalar: always; an ISA not
+// built in: never).
 bool int8_gemm_isa_supported(Int8GemmIsa isa);
 
 // The implementation qgemm_int8 runs for `isa`: kAuto resolves to kScalar
 // when the environment variable EULERNPU_CPU_REF_ISA is "scalar" (read once
-// per process), else to the best supported one; an unsupported request
-// falls back to kScalar. Never returns kAuto. Thread-safe.
+// per process), else to the last supported variant of the list; an
+// unsupported request falls back to kScalar. Never returns kAuto.
+// Thread-safe.
 Int8GemmIsa int8_gemm_resolve(Int8GemmIsa isa);
 
-// "auto", "scalar", "avx512_vnni".
+// "auto" or the variant's name.
 const char* int8_gemm_isa_name(Int8GemmIsa isa);
 
 // y[o, p] = clamp(rounding_multiply(Σ_k w[o, k] · (x[k, p] − x_zp) + bias[o],
 //                                   m[o]) + y_zp, qmin, qmax)
 // w: rows × depth, x: depth × columns, y: rows × columns, all row-major;
-// bias may be null (0). The quantizer has proven
+// bias may be null (0). The caller has proven
 // depth · 255 · max|w[o]| + |bias[o]| < 2^31 for every row, so the int32
 // accumulators are exact; the zero point is applied through the row sums of
 // w, which keeps the inner loop a plain multiply-add. Thread-safe; `isa`
@@ -54,16 +74,4 @@ void qgemm_int8(const QGemmShape& s, const int8_t* w, const int8_t* x, const int
                 const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y,
                 Int8GemmIsa isa = Int8GemmIsa::kAuto);
 
-namespace detail {
-// The implementations behind qgemm_int8; the VNNI one may only be called
-// where int8_gemm_isa_supported(kAvx512Vnni).
-void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
-                       const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
-void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* x,
-                            const int32_t* bias, const sdk::qmath::FixedMultiplier* m,
-                            const QGemmOutput& out, int8_t* y);
-// Whether the CPU has what qgemm_int8_avx512_vnni uses (false off x86-64).
-bool cpu_has_avx512_vnni();
-}  // namespace detail
-
-}  // namespace eulernpu::cpu_ref
+}  // namespace eulernpu::kernels

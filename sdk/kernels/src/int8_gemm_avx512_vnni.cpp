@@ -1,4 +1,5 @@
-// qgemm_int8 with AVX-512 VNNI. Only the functions marked
+// qgemm_int8 with AVX-512 VNNI (x86-64 builds only; elsewhere the file is
+// empty and int8_gemm_variants() does not list it). Only the functions marked
 // EULERNPU_AVX512_VNNI use those instructions, and the file is compiled
 // without -m flags: inline functions from headers instantiated here stay
 // baseline x86-64, so the linker cannot hand an AVX-512 copy to the scalar
@@ -21,21 +22,17 @@
 #include <cstring>
 #include <memory>
 
-#include "int8_gemm.hpp"
+#include "int8_gemm_variants.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EULERNPU_HAVE_AVX512_VNNI_PATH 1
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
 // GCC 12's intrinsics seed their pass-through operand with `__Y = __Y`,
 // which -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
-#endif
 
-namespace eulernpu::cpu_ref::detail {
-
-#if EULERNPU_HAVE_AVX512_VNNI_PATH
+namespace eulernpu::kernels::detail {
 
 #define EULERNPU_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
@@ -193,8 +190,8 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
                                                  const QGemmOutput& out, int8_t* y) {
   const int64_t quads = (s.depth + 3) / 4;
   const int64_t padded_columns = (s.columns + kLanes - 1) / kLanes * kLanes;
-  auto xp =
-      std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(quads * 4 * padded_columns));
+  // Left uninitialized: pack_x writes every byte.
+  std::unique_ptr<uint8_t[]> xp(new uint8_t[static_cast<size_t>(quads * 4 * padded_columns)]);
   pack_x(x, s.depth, s.columns, padded_columns, xp.get());
 
   // W's rows are read four bytes at a time: in place when depth is a
@@ -210,14 +207,16 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
     wq = wp.get();
   }
 
-  auto offset = std::make_unique_for_overwrite<int32_t[]>(static_cast<size_t>(s.rows));
+  std::unique_ptr<int32_t[]> offset(new int32_t[static_cast<size_t>(s.rows)]);
   for (int64_t o = 0; o < s.rows; ++o) {
     const int8_t* wrow = w + o * s.depth;
     int32_t row_sum = 0;  // |Σ w| <= depth · 128: fits
     for (int64_t k = 0; k < s.depth; ++k) row_sum += wrow[k];
     const int64_t full =
         (bias ? int64_t{bias[o]} : 0) - (128 + int64_t{out.x_zero_point}) * row_sum;
-    offset[static_cast<size_t>(o)] = static_cast<int32_t>(full);  // modulo 2^32 (C++20)
+    // Modulo 2^32: the unsigned conversion is defined so, and GCC and Clang
+    // define the signed one so too.
+    offset[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(full));
   }
 
   // Column panels outermost: every row of W passes over one panel of X
@@ -245,16 +244,6 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
   }
 }
 
-#else  // no x86-64 GCC/Clang: the scalar path is the only one
+}  // namespace eulernpu::kernels::detail
 
-bool cpu_has_avx512_vnni() { return false; }
-
-void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* x,
-                            const int32_t* bias, const sdk::qmath::FixedMultiplier* m,
-                            const QGemmOutput& out, int8_t* y) {
-  qgemm_int8_scalar(s, w, x, bias, m, out, y);
-}
-
-#endif
-
-}  // namespace eulernpu::cpu_ref::detail
+#endif  // EULERNPU_KERNELS_HAVE_AVX512_VNNI

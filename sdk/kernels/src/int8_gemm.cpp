@@ -1,13 +1,14 @@
-// qgemm_int8's portable implementation and the run-time choice between it
-// and the SIMD ones (int8_gemm_avx512_vnni.cpp).
-#include "int8_gemm.hpp"
+// qgemm_int8's portable implementation, the list of implementations, and
+// the run-time choice among them.
+#include "eulernpu/kernels/int8_gemm.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <string_view>
-#include <vector>
+#include <cstring>
 
-namespace eulernpu::cpu_ref {
+#include "int8_gemm_variants.hpp"
+
+namespace eulernpu::kernels {
 
 namespace detail {
 
@@ -41,53 +42,70 @@ void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, co
 
 namespace {
 
+bool always() { return true; }
+
 bool env_forces_scalar() {
   const char* v = std::getenv("EULERNPU_CPU_REF_ISA");
-  return v != nullptr && std::string_view(v) == "scalar";
+  return v != nullptr && std::strcmp(v, "scalar") == 0;
+}
+
+const Int8GemmVariant* find_variant(Int8GemmIsa isa) {
+  for (const Int8GemmVariant& v : int8_gemm_variants()) {
+    if (v.isa == isa) return &v;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
+const std::vector<Int8GemmVariant>& int8_gemm_variants() {
+  static const std::vector<Int8GemmVariant> list = [] {
+    std::vector<Int8GemmVariant> v{
+        {Int8GemmIsa::kScalar, "scalar", &always, &detail::qgemm_int8_scalar}};
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+    v.push_back({Int8GemmIsa::kAvx512Vnni, "avx512_vnni", &detail::cpu_has_avx512_vnni,
+                 &detail::qgemm_int8_avx512_vnni});
+#endif
+    return v;
+  }();
+  return list;
+}
+
 bool int8_gemm_isa_supported(Int8GemmIsa isa) {
-  if (isa == Int8GemmIsa::kAvx512Vnni) {
-    static const bool has = detail::cpu_has_avx512_vnni();
-    return has;
-  }
-  return true;
+  if (isa == Int8GemmIsa::kAuto) return true;
+  const Int8GemmVariant* v = find_variant(isa);
+  return v != nullptr && v->supported();
 }
 
 Int8GemmIsa int8_gemm_resolve(Int8GemmIsa isa) {
   if (isa == Int8GemmIsa::kAuto) {
-    static const Int8GemmIsa best =
-        !env_forces_scalar() && int8_gemm_isa_supported(Int8GemmIsa::kAvx512Vnni)
-            ? Int8GemmIsa::kAvx512Vnni
-            : Int8GemmIsa::kScalar;
+    static const Int8GemmIsa best = [] {
+      Int8GemmIsa b = Int8GemmIsa::kScalar;
+      if (env_forces_scalar()) return b;
+      for (const Int8GemmVariant& v : int8_gemm_variants()) {
+        if (v.supported()) b = v.isa;
+      }
+      return b;
+    }();
     return best;
   }
   return int8_gemm_isa_supported(isa) ? isa : Int8GemmIsa::kScalar;
 }
 
 const char* int8_gemm_isa_name(Int8GemmIsa isa) {
-  switch (isa) {
-    case Int8GemmIsa::kAuto:
-      return "auto";
-    case Int8GemmIsa::kScalar:
-      return "scalar";
-    case Int8GemmIsa::kAvx512Vnni:
-      return "avx512_vnni";
-  }
-  return "unknown";
+  if (isa == Int8GemmIsa::kAuto) return "auto";
+  const Int8GemmVariant* v = find_variant(isa);
+  if (v != nullptr) return v->name;
+  return isa == Int8GemmIsa::kAvx512Vnni ? "avx512_vnni" : "unknown";
 }
 
 void qgemm_int8(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
                 const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y,
                 Int8GemmIsa isa) {
   if (s.rows <= 0 || s.columns <= 0) return;
-  if (int8_gemm_resolve(isa) == Int8GemmIsa::kAvx512Vnni) {
-    detail::qgemm_int8_avx512_vnni(s, w, x, bias, m, out, y);
-  } else {
-    detail::qgemm_int8_scalar(s, w, x, bias, m, out, y);
-  }
+  // Variants are few; the static list's lookup costs nothing beside a GEMM.
+  const Int8GemmVariant* v = find_variant(int8_gemm_resolve(isa));
+  (v != nullptr ? v->run : &detail::qgemm_int8_scalar)(s, w, x, bias, m, out, y);
 }
 
-}  // namespace eulernpu::cpu_ref
+}  // namespace eulernpu::kernels

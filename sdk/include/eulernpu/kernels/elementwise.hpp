@@ -1,0 +1,32 @@
+// QAdd, QSub and QMul of domain ai.eulernpu (docs/quantization.md): per
+// element, A and B broadcast numpy-style to Y's shape.
+#pragma once
+
+#include <cstdint>
+
+#include "eulernpu/kernels/runner.hpp"
+#include "eulernpu/kernels/shape.hpp"
+#include "eulernpu/sdk/qmath.hpp"
+
+namespace eulernpu::kernels {
+
+// The operands' shapes; y is their broadcast.
+struct BroadcastShapes {
+  Dims a, b, y;
+};
+
+// qmath::add of each pair (subtract: a − b); p's input rescales have S >= 31.
+void qadd(const BroadcastShapes& s, const sdk::qmath::AddParams& p, bool subtract, const int8_t* a,
+          const int8_t* b, int8_t* y, const TaskRunner& r = kSerial);
+
+struct QMulParams {
+  int32_t a_zero_point = 0, b_zero_point = 0, y_zero_point = 0;
+  int32_t qmin = -128, qmax = 127;
+  sdk::qmath::FixedMultiplier multiplier{};
+};
+
+// requantize((a − za) · (b − zb)).
+void qmul(const BroadcastShapes& s, const QMulParams& p, const int8_t* a, const int8_t* b,
+          int8_t* y, const TaskRunner& r = kSerial);
+
+}  // namespace eulernpu::kernels

@@ -1,0 +1,252 @@
+// QConv and QConvTranspose (eulernpu/kernels/conv.hpp).
+#include "eulernpu/kernels/conv.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace eulernpu::kernels {
+namespace {
+
+namespace qmath = sdk::qmath;
+
+// Indexes i in [0, n) with 0 <= i · stride + offset < limit.
+std::pair<int64_t, int64_t> reaching(int64_t n, int64_t stride, int64_t offset, int64_t limit) {
+  // ceil(-offset / stride) and ceil((limit - offset) / stride), for stride > 0.
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+  return {std::clamp<int64_t>(ceil_div(-offset, stride), 0, n),
+          std::clamp<int64_t>(ceil_div(limit - offset, stride), 0, n)};
+}
+
+// The input offsets of tap t of the kernel.
+Dims3 tap_offset(const ConvGeometry& g, int64_t t) {
+  return {t / (g.kernel[1] * g.kernel[2]) * g.dilation[0],
+          t / g.kernel[2] % g.kernel[1] * g.dilation[1], t % g.kernel[2] * g.dilation[2]};
+}
+
+// `run` consecutive output positions along W from (o0, o1, o2) of one tap
+// (input offsets `off`) of one plane: zero point before and after the taps
+// inside X, a copy in between (per-element bounds checks cost several
+// times the int8 GEMM itself).
+void fill_run(const int8_t* plane, const ConvGeometry& g, const Dims3& off, int64_t o0, int64_t o1,
+              int64_t o2, int64_t run, int8_t zero_point, int8_t* d) {
+  const int64_t i0 = o0 * g.stride[0] - g.pad[0] + off[0];
+  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + off[1];
+  if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+    std::fill_n(d, run, zero_point);
+    return;
+  }
+  const int8_t* src = plane + (i0 * g.in[1] + i1) * g.in[2];
+  const int64_t s2 = g.stride[2], first = o2 * s2 - g.pad[2] + off[2];
+  const auto [lo, hi] = reaching(run, s2, first, g.in[2]);
+  std::fill_n(d, lo, zero_point);
+  if (s2 == 1) {
+    std::copy_n(src + first + lo, hi - lo, d + lo);
+  } else {
+    for (int64_t e = lo; e < hi; ++e) d[e] = src[first + e * s2];
+  }
+  std::fill_n(d + hi, run - hi, zero_point);
+}
+
+// Columns [p0, p0 + width) (positions of the output plane, row-major) of
+// the im2col matrix of `channels` planes of X.
+void im2col_block(const int8_t* x, const ConvGeometry& g, int64_t channels, int64_t p0,
+                  int64_t width, int8_t zero_point, int8_t* col) {
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size();
+  for (int64_t r = 0; r < channels * ksize; ++r) {
+    const Dims3 off = tap_offset(g, r % ksize);
+    const int8_t* plane = x + r / ksize * in_size;
+    int8_t* dst = col + r * width;
+    for (int64_t j = 0; j < width;) {
+      const int64_t p = p0 + j, o2 = p % g.out[2], o01 = p / g.out[2];
+      const int64_t run = std::min(width - j, g.out[2] - o2);
+      fill_run(plane, g, off, o01 / g.out[1], o01 % g.out[1], o2, run, zero_point, dst + j);
+      j += run;
+    }
+  }
+}
+
+// The general path: per (image, group, block of output positions), an
+// im2col block and one qgemm_int8. Blocks are sized by the shape alone.
+void qconv_im2col(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
+                  const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r, int threads) {
+  const ConvGeometry& g = p.g;
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  const int64_t kc = cg * g.kernel_size(), plane = g.out_size();
+  // A block's columns (kc × width int8) stay cache-sized.
+  const int64_t width =
+      std::min(plane, std::clamp<int64_t>(65536 / std::max<int64_t>(kc, 1), 32, 1024));
+  if (width == 0) return;
+  const int64_t blocks = (plane + width - 1) / width;
+  const QGemmOutput q{p.x_zero_point, p.y_zero_point, p.qmin, p.qmax};
+  for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
+    const int64_t b = task % blocks, gi = task / blocks % g.group, n = task / blocks / g.group;
+    const int64_t p0 = b * width, cols = std::min(width, plane - p0);
+    std::vector<int8_t> col(static_cast<size_t>(kc * cols));
+    std::vector<int8_t> out(static_cast<size_t>(mg * cols));
+    im2col_block(x + (n * g.in_channels + gi * cg) * g.in_size(), g, cg, p0, cols,
+                 static_cast<int8_t>(p.x_zero_point), col.data());
+    qgemm_int8({mg, kc, cols}, w + gi * mg * kc, col.data(), bias + gi * mg, m + gi * mg, q,
+               out.data(), p.isa);
+    for (int64_t o = 0; o < mg; ++o) {
+      std::copy_n(out.data() + o * cols, cols, y + (n * g.out_channels + gi * mg + o) * plane + p0);
+    }
+  });
+}
+
+// Depthwise (one input and one output channel per group): per plane, X
+// minus its zero point in a zero-padded buffer, then a multiply-add per tap
+// along output rows, with no bounds checks inside.
+void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
+                     const int32_t* bias, const qmath::FixedMultiplier* m, int8_t* y_all,
+                     const TaskRunner& r, int threads) {
+  const ConvGeometry& g = p.g;
+  Dims3 padded{};
+  for (size_t d = 0; d < 3; ++d) {
+    padded[d] = std::max(g.in[d] + g.pad[d],
+                         (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
+  }
+  if (g.out_size() == 0) return;
+  const int64_t ksize = g.kernel_size();
+  for_each_task(r, g.batch * g.in_channels, threads, [&](int64_t task) {
+    const int64_t ch = task % g.in_channels;
+    std::vector<int32_t> xp(static_cast<size_t>(padded[0] * padded[1] * padded[2]), 0);
+    const int8_t* x = x_all + task * g.in_size();
+    for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
+      for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
+        const int8_t* src = x + (i0 * g.in[1] + i1) * g.in[2];
+        int32_t* dst =
+            xp.data() + ((i0 + g.pad[0]) * padded[1] + i1 + g.pad[1]) * padded[2] + g.pad[2];
+        for (int64_t i2 = 0; i2 < g.in[2]; ++i2) dst[i2] = src[i2] - p.x_zero_point;
+      }
+    }
+    const int8_t* w = w_all + ch * ksize;
+    int8_t* y = y_all + task * g.out_size();
+    std::vector<int32_t> acc(static_cast<size_t>(g.out[2]));
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+        std::fill(acc.begin(), acc.end(), bias[ch]);
+        for (int64_t t = 0; t < ksize; ++t) {
+          const int32_t wv = w[t];
+          if (wv == 0) continue;
+          const int64_t k0 = t / (g.kernel[1] * g.kernel[2]), k1 = t / g.kernel[2] % g.kernel[1];
+          const int64_t k2 = t % g.kernel[2];
+          const int32_t* row = xp.data() +
+                               ((o0 * g.stride[0] + k0 * g.dilation[0]) * padded[1] +
+                                o1 * g.stride[1] + k1 * g.dilation[1]) *
+                                   padded[2] +
+                               k2 * g.dilation[2];
+          const int64_t s2 = g.stride[2];
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            acc[static_cast<size_t>(o2)] += wv * row[o2 * s2];
+          }
+        }
+        int8_t* dst = y + (o0 * g.out[1] + o1) * g.out[2];
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+          dst[o2] = static_cast<int8_t>(qmath::requantize(acc[static_cast<size_t>(o2)], m[ch],
+                                                          p.y_zero_point, p.qmin, p.qmax));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
+           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+  const ConvGeometry& g = p.g;
+  const int threads = threads_for(
+      r, g.batch * g.out_channels * g.out_size() * (g.in_channels / g.group) * g.kernel_size());
+  if (g.depthwise()) {
+    qconv_depthwise(p, x, w, bias, m, y, r, threads);
+  } else {
+    qconv_im2col(p, x, w, bias, m, y, r, threads);
+  }
+}
+
+// Per output plane (image, output channel): Bias, plus every input tap of
+// the group that reaches it, then the requantization.
+void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
+                     const int32_t* bias, const qmath::FixedMultiplier* m, int8_t* y_all,
+                     const TaskRunner& r) {
+  const ConvGeometry& g = p.g;
+  const int64_t cg = g.in_channels / g.group, og = g.out_channels / g.group;
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), plane = g.out_size();
+  const int threads = threads_for(r, g.batch * g.in_channels * in_size * og * ksize);
+  for_each_task(r, g.batch * g.out_channels, threads, [&](int64_t task) {
+    const int64_t n = task / g.out_channels, o = task % g.out_channels;
+    const int64_t gi = o / og, oc = o % og;
+    std::vector<int32_t> acc(static_cast<size_t>(plane), bias[o]);
+    std::vector<int32_t> xc(static_cast<size_t>(in_size));
+    for (int64_t ci = gi * cg; ci < (gi + 1) * cg; ++ci) {
+      const int8_t* x = x_all + (n * g.in_channels + ci) * in_size;
+      for (int64_t i = 0; i < in_size; ++i) xc[static_cast<size_t>(i)] = x[i] - p.x_zero_point;
+      const int8_t* w = w_all + (ci * og + oc) * ksize;
+      for (int64_t t = 0; t < ksize; ++t) {
+        const int32_t wv = w[t];
+        if (wv == 0) continue;
+        const Dims3 tap = tap_offset(g, t);
+        const Dims3 off{tap[0] - g.pad[0], tap[1] - g.pad[1], tap[2] - g.pad[2]};
+        const auto r0 = reaching(g.in[0], g.stride[0], off[0], g.out[0]);
+        const auto r1 = reaching(g.in[1], g.stride[1], off[1], g.out[1]);
+        const auto r2 = reaching(g.in[2], g.stride[2], off[2], g.out[2]);
+        for (int64_t i0 = r0.first; i0 < r0.second; ++i0) {
+          for (int64_t i1 = r1.first; i1 < r1.second; ++i1) {
+            const int32_t* src = xc.data() + (i0 * g.in[1] + i1) * g.in[2];
+            // Every index reached is inside the plane (reaching() bounds it).
+            const int64_t base =
+                ((i0 * g.stride[0] + off[0]) * g.out[1] + i1 * g.stride[1] + off[1]) * g.out[2] +
+                off[2];
+            for (int64_t i2 = r2.first; i2 < r2.second; ++i2) {
+              acc[static_cast<size_t>(base + i2 * g.stride[2])] += wv * src[i2];
+            }
+          }
+        }
+      }
+    }
+    int8_t* y = y_all + task * plane;
+    for (int64_t q = 0; q < plane; ++q) {
+      y[q] = static_cast<int8_t>(
+          qmath::requantize(acc[static_cast<size_t>(q)], m[o], p.y_zero_point, p.qmin, p.qmax));
+    }
+  });
+}
+
+void im2col_box(const int8_t* x, const ConvGeometry& g, int64_t channels, const Dims3& begin,
+                const Dims3& count, int8_t zero_point, int8_t* col) {
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size();
+  const int64_t width = count[0] * count[1] * count[2];
+  for (int64_t r = 0; r < channels * ksize; ++r) {
+    const Dims3 off = tap_offset(g, r % ksize);
+    const int8_t* plane = x + r / ksize * in_size;
+    int8_t* dst = col + r * width;
+    for (int64_t a = 0; a < count[0]; ++a) {
+      for (int64_t b = 0; b < count[1]; ++b) {
+        fill_run(plane, g, off, begin[0] + a, begin[1] + b, begin[2], count[2], zero_point,
+                 dst + (a * count[1] + b) * count[2]);
+      }
+    }
+  }
+}
+
+std::vector<int64_t> conv_max_abs_weight(const ConvGeometry& g, const int8_t* w, bool transpose) {
+  std::vector<int64_t> out(static_cast<size_t>(g.out_channels), 0);
+  const int64_t k = g.kernel_size();
+  const int64_t per_group = g.out_channels / g.group, cg = g.in_channels / g.group;
+  const int64_t rows = transpose ? g.in_channels * per_group : g.out_channels;
+  const int64_t row_len = transpose ? k : cg * k;
+  for (int64_t r = 0; r < rows; ++r) {
+    // Transposed W is (C, O/group, kernel): row (c, oc) feeds channel
+    // group(c) · O/group + oc.
+    const int64_t o = transpose ? r / per_group / cg * per_group + r % per_group : r;
+    int64_t& mx = out[static_cast<size_t>(o)];
+    for (int64_t i = 0; i < row_len; ++i) {
+      mx = std::max<int64_t>(mx, std::abs(static_cast<int64_t>(w[r * row_len + i])));
+    }
+  }
+  return out;
+}
+
+}  // namespace eulernpu::kernels

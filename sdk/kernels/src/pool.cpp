@@ -1,0 +1,90 @@
+// QAveragePool and QGlobalAveragePool (eulernpu/kernels/pool.hpp).
+#include "eulernpu/kernels/pool.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace eulernpu::kernels {
+namespace {
+
+namespace qmath = sdk::qmath;
+
+// Taps of one axis for output index o: first..end (in tap steps) inside X,
+// and how many of them count toward n.
+struct AxisTaps {
+  int64_t first = 0, end = 0, counted = 0;
+};
+
+AxisTaps axis_taps(const PoolParams& sh, size_t d, int64_t o) {
+  AxisTaps t;
+  const int64_t start = o * sh.stride[d] - sh.pad_begin[d];
+  t.first = sh.kernel[d];
+  for (int64_t k = 0; k < sh.kernel[d]; ++k) {
+    const int64_t pos = start + k * sh.dilation[d];
+    const bool inside = pos >= 0 && pos < sh.in[d];
+    // Padding taps count with count_include_pad; the ceil_mode overhang
+    // (past the end padding) never does.
+    const bool padded = pos >= -sh.pad_begin[d] && pos < sh.in[d] + sh.pad_end[d];
+    if (inside) {
+      t.first = std::min(t.first, k);
+      t.end = k + 1;
+    }
+    if (sh.include_pad ? padded : inside) ++t.counted;
+  }
+  if (t.first >= t.end) t.first = t.end = 0;
+  return t;
+}
+
+}  // namespace
+
+void qaverage_pool(const PoolParams& sh, const int8_t* x, const qmath::FixedMultiplier* m,
+                   int8_t* y, const TaskRunner& r) {
+  std::array<std::vector<AxisTaps>, 3> taps;
+  for (size_t d = 0; d < 3; ++d) {
+    for (int64_t o = 0; o < sh.out[d]; ++o) taps[d].push_back(axis_taps(sh, d, o));
+  }
+  const int64_t in_size = sh.in[0] * sh.in[1] * sh.in[2];
+  const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
+  const int32_t zx = sh.x_zero_point, zy = sh.y_zero_point;
+  for_each_task(r, sh.planes, threads_for(r, sh.planes * out_size * sh.taps), [&](int64_t p) {
+    const int8_t* plane = x + p * in_size;
+    int8_t* dst = y + p * out_size;
+    for (int64_t o0 = 0; o0 < sh.out[0]; ++o0) {
+      const AxisTaps& t0 = taps[0][static_cast<size_t>(o0)];
+      for (int64_t o1 = 0; o1 < sh.out[1]; ++o1) {
+        const AxisTaps& t1 = taps[1][static_cast<size_t>(o1)];
+        for (int64_t o2 = 0; o2 < sh.out[2]; ++o2) {
+          const AxisTaps& t2 = taps[2][static_cast<size_t>(o2)];
+          int32_t acc = 0;
+          for (int64_t k0 = t0.first; k0 < t0.end; ++k0) {
+            const int64_t i0 = o0 * sh.stride[0] - sh.pad_begin[0] + k0 * sh.dilation[0];
+            for (int64_t k1 = t1.first; k1 < t1.end; ++k1) {
+              const int64_t i1 = o1 * sh.stride[1] - sh.pad_begin[1] + k1 * sh.dilation[1];
+              const int8_t* row = plane + (i0 * sh.in[1] + i1) * sh.in[2];
+              for (int64_t k2 = t2.first; k2 < t2.end; ++k2) {
+                acc += row[o2 * sh.stride[2] - sh.pad_begin[2] + k2 * sh.dilation[2]] - zx;
+              }
+            }
+          }
+          const auto n = static_cast<size_t>(t0.counted * t1.counted * t2.counted);
+          dst[(o0 * sh.out[1] + o1) * sh.out[2] + o2] =
+              static_cast<int8_t>(qmath::requantize(acc, m[n], zy, -128, 127));
+        }
+      }
+    }
+  });
+}
+
+void qglobal_average_pool(const GlobalPoolParams& p, const int8_t* x, int8_t* y,
+                          const TaskRunner& r) {
+  for_each_range(r, p.planes, threads_for(r, p.planes * p.size), [&](int64_t begin, int64_t end) {
+    for (int64_t q = begin; q < end; ++q) {
+      int32_t acc = 0;
+      for (int64_t i = 0; i < p.size; ++i) acc += x[q * p.size + i] - p.x_zero_point;
+      y[q] = static_cast<int8_t>(qmath::requantize(acc, p.multiplier, p.y_zero_point, -128, 127));
+    }
+  });
+}
+
+}  // namespace eulernpu::kernels

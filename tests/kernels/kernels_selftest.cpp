@@ -1,0 +1,417 @@
+// The reference kernels against their definitions, on any CPU: C++17 and
+// the kernel library only (no test framework), so the same file builds
+// natively and with the ARM cross compilers and runs under qemu-user.
+// Every case computes the kernel's output serially and on a three-thread
+// runner, checks both against a term-by-term int64 evaluation of
+// docs/quantization.md's formula, and prints one line, `name digest`, of
+// the output bytes: tests/kernels/cross_check.sh compares those lines
+// across x86-64, aarch64 and armv7-a.
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eulernpu/kernels/concat.hpp"
+#include "eulernpu/kernels/conv.hpp"
+#include "eulernpu/kernels/elementwise.hpp"
+#include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/kernels/matmul.hpp"
+#include "eulernpu/kernels/pool.hpp"
+#include "eulernpu/kernels/table.hpp"
+
+// The definitions below index vectors with int64 positions for brevity,
+// which -Wconversion reports on 32-bit ARM; the kernels themselves build
+// with it as an error (cross_check.sh).
+#pragma GCC diagnostic ignored "-Wconversion"
+
+namespace k = eulernpu::kernels;
+namespace qmath = eulernpu::sdk::qmath;
+using Bytes = std::vector<int8_t>;
+
+namespace {
+
+int failures = 0;
+
+// Tasks in index order on up to `threads` std::threads, each taking every
+// threads-th index: a different split from any serial run.
+void run_on_threads(void*, int64_t tasks, int threads, k::TaskRunner::Task task, void* arg) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([=] {
+      for (int64_t i = t; i < tasks; i += threads) task(arg, i);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+const k::TaskRunner kThreads{&run_on_threads, nullptr, 3};
+
+uint64_t digest(const Bytes& b) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int8_t v : b) h = (h ^ static_cast<uint8_t>(v)) * 1099511628211ull;
+  return h;
+}
+
+void report(const char* name, const Bytes& serial, const Bytes& threaded, const Bytes& want) {
+  const bool ok = serial == want && threaded == want;
+  if (!ok) ++failures;
+  std::printf("%s %016" PRIx64 "%s\n", name, digest(serial), ok ? "" : " MISMATCH");
+}
+
+std::mt19937 rng(20261202);
+Bytes codes(int64_t n, int lo = -128, int hi = 127) {
+  Bytes v(static_cast<size_t>(n));
+  for (auto& c : v) c = static_cast<int8_t>(std::uniform_int_distribution<int>(lo, hi)(rng));
+  return v;
+}
+std::vector<qmath::FixedMultiplier> multipliers(int64_t n) {
+  std::vector<qmath::FixedMultiplier> m;
+  for (int64_t i = 0; i < n; ++i) {
+    m.push_back({static_cast<int32_t>(
+                     std::uniform_int_distribution<int64_t>(1 << 30, (int64_t{1} << 31) - 1)(rng)),
+                 std::uniform_int_distribution<int32_t>(8, 20)(rng)});
+  }
+  return m;
+}
+std::vector<int32_t> biases(int64_t n) {
+  std::vector<int32_t> b(static_cast<size_t>(n));
+  for (auto& v : b) v = std::uniform_int_distribution<int32_t>(-20000, 20000)(rng);
+  return b;
+}
+int8_t rq(int64_t acc, qmath::FixedMultiplier m, int32_t zp, int32_t lo = -128, int32_t hi = 127) {
+  return static_cast<int8_t>(qmath::requantize(static_cast<int32_t>(acc), m, zp, lo, hi));
+}
+
+void gemm_cases() {
+  const k::QGemmShape s{7, 45, 37};
+  const Bytes w = codes(s.rows * s.depth), x = codes(s.depth * s.columns);
+  const auto b = biases(s.rows);
+  const auto m = multipliers(s.rows);
+  const k::QGemmOutput out{-9, 4, -100, 120};
+  Bytes want(static_cast<size_t>(s.rows * s.columns));
+  for (int64_t o = 0; o < s.rows; ++o) {
+    for (int64_t p = 0; p < s.columns; ++p) {
+      int64_t acc = b[o];
+      for (int64_t q = 0; q < s.depth; ++q)
+        acc += int64_t{w[o * s.depth + q]} * (x[q * s.columns + p] - out.x_zero_point);
+      want[o * s.columns + p] = rq(acc, m[o], out.y_zero_point, out.qmin, out.qmax);
+    }
+  }
+  for (const auto& v : k::int8_gemm_variants()) {
+    if (!v.supported()) continue;
+    Bytes y(want.size());
+    k::qgemm_int8(s, w.data(), x.data(), b.data(), m.data(), out, y.data(), v.isa);
+    report((std::string("qgemm_int8/") + v.name).c_str(), y, y, want);
+  }
+}
+
+// Convolution geometry with `n` spatial dims from the given extents.
+k::ConvGeometry geometry(int64_t c, int64_t o, int64_t group, k::Dims3 in, k::Dims3 kernel,
+                         k::Dims3 stride, k::Dims3 dilation, k::Dims3 pad, bool transpose) {
+  k::ConvGeometry g;
+  g.batch = 2;
+  g.in_channels = c;
+  g.out_channels = o;
+  g.group = group;
+  g.in = in;
+  g.kernel = kernel;
+  g.stride = stride;
+  g.dilation = dilation;
+  g.pad = pad;
+  for (size_t d = 0; d < 3; ++d) {
+    const int64_t span = dilation[d] * (kernel[d] - 1) + 1;
+    g.out[d] = transpose ? stride[d] * (in[d] - 1) + span - 2 * pad[d]
+                         : (in[d] + 2 * pad[d] - span) / stride[d] + 1;
+  }
+  return g;
+}
+
+void conv_case(const char* name, const k::ConvGeometry& g, bool transpose) {
+  k::ConvParams p;
+  p.g = g;
+  p.x_zero_point = -7;
+  p.y_zero_point = 5;
+  p.qmin = -128;
+  p.qmax = 110;
+  const int64_t cg = g.in_channels / g.group, og = g.out_channels / g.group;
+  const Bytes x = codes(g.batch * g.in_channels * g.in_size());
+  const Bytes w =
+      codes((transpose ? g.in_channels * og : g.out_channels * cg) * g.kernel_size(), -60, 60);
+  const auto b = biases(g.out_channels);
+  const auto m = multipliers(g.out_channels);
+  std::vector<int64_t> acc(static_cast<size_t>(g.batch * g.out_channels * g.out_size()), 0);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      for (int64_t q = 0; q < g.out_size(); ++q)
+        acc[(n * g.out_channels + o) * g.out_size() + q] = b[o];
+    }
+  }
+  // The definition: every (input position, tap) pair whose indexes meet.
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t ci = 0; ci < g.in_channels; ++ci)
+      for (int64_t j = 0; j < (transpose ? og : og); ++j)
+        for (int64_t t = 0; t < g.kernel_size(); ++t) {
+          const int64_t gi = ci / cg, o = gi * og + j;
+          const k::Dims3 kk{t / (g.kernel[1] * g.kernel[2]), t / g.kernel[2] % g.kernel[1],
+                            t % g.kernel[2]};
+          const int32_t wv = transpose ? w[(ci * og + j) * g.kernel_size() + t]
+                                       : w[(o * cg + ci % cg) * g.kernel_size() + t];
+          for (int64_t q = 0; q < (transpose ? g.in_size() : g.out_size()); ++q) {
+            const k::Dims3 at =
+                transpose
+                    ? k::Dims3{q / (g.in[1] * g.in[2]), q / g.in[2] % g.in[1], q % g.in[2]}
+                    : k::Dims3{q / (g.out[1] * g.out[2]), q / g.out[2] % g.out[1], q % g.out[2]};
+            k::Dims3 other{};
+            bool inside = true;
+            for (size_t d = 0; d < 3; ++d) {
+              other[d] = at[d] * g.stride[d] - g.pad[d] + kk[d] * g.dilation[d];
+              inside = inside && other[d] >= 0 && other[d] < (transpose ? g.out[d] : g.in[d]);
+            }
+            const int64_t xi = transpose ? q : (other[0] * g.in[1] + other[1]) * g.in[2] + other[2];
+            const int64_t yi =
+                transpose ? (other[0] * g.out[1] + other[1]) * g.out[2] + other[2] : q;
+            // Padding taps read the zero point: they add nothing.
+            if (!inside) continue;
+            acc[(n * g.out_channels + o) * g.out_size() + yi] +=
+                int64_t{wv} * (x[(n * g.in_channels + ci) * g.in_size() + xi] - p.x_zero_point);
+          }
+        }
+  Bytes want(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    want[i] = rq(acc[i], m[i / g.out_size() % g.out_channels], p.y_zero_point, p.qmin, p.qmax);
+  }
+  Bytes serial(want.size()), threaded(want.size());
+  auto run = transpose ? &k::qconv_transpose : &k::qconv;
+  run(p, x.data(), w.data(), b.data(), m.data(), serial.data(), k::kSerial);
+  run(p, x.data(), w.data(), b.data(), m.data(), threaded.data(), kThreads);
+  report(name, serial, threaded, want);
+}
+
+void conv_cases() {
+  conv_case("qconv/2d",
+            geometry(5, 6, 1, {1, 9, 11}, {1, 3, 3}, {1, 2, 1}, {1, 1, 1}, {0, 1, 1}, false),
+            false);
+  conv_case("qconv/grouped",
+            geometry(6, 9, 3, {1, 8, 7}, {1, 3, 2}, {1, 1, 2}, {1, 2, 1}, {0, 2, 1}, false), false);
+  conv_case("qconv/depthwise",
+            geometry(4, 4, 4, {1, 10, 9}, {1, 3, 3}, {1, 2, 2}, {1, 1, 2}, {0, 1, 2}, false),
+            false);
+  conv_case("qconv/1d",
+            geometry(3, 4, 1, {1, 1, 30}, {1, 1, 5}, {1, 1, 3}, {1, 1, 1}, {0, 0, 2}, false),
+            false);
+  conv_case("qconv/3d",
+            geometry(2, 3, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, false), false);
+  conv_case("qconv_transpose/2d",
+            geometry(4, 6, 2, {1, 5, 6}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, true), true);
+}
+
+void matmul_cases() {
+  {
+    k::QGemmParams p;
+    p.rows = 150;  // more than one block of 128
+    p.n = 11;
+    p.k = 19;
+    p.a_zero_point = 12;
+    p.y_zero_point = -3;
+    const Bytes a = codes(p.rows * p.k), w = codes(p.n * p.k);
+    const auto b = biases(p.n);
+    const auto m = multipliers(p.n);
+    Bytes want(static_cast<size_t>(p.rows * p.n)), serial(want.size()), threaded(want.size());
+    for (int64_t r = 0; r < p.rows; ++r)
+      for (int64_t o = 0; o < p.n; ++o) {
+        int64_t acc = b[o];
+        for (int64_t q = 0; q < p.k; ++q)
+          acc += int64_t{w[o * p.k + q]} * (a[r * p.k + q] - p.a_zero_point);
+        want[r * p.n + o] = rq(acc, m[o], p.y_zero_point);
+      }
+    k::qgemm(p, a.data(), w.data(), b.data(), m.data(), serial.data(), k::kSerial);
+    k::qgemm(p, a.data(), w.data(), b.data(), m.data(), threaded.data(), kThreads);
+    report("qgemm", serial, threaded, want);
+  }
+  {
+    k::QMatMulParams p;
+    p.a_batch = {3, 1};
+    p.b_batch = {1, 2};
+    p.batch = {3, 2};
+    p.m = 5;
+    p.k = 7;
+    p.n = 4;
+    p.a_zero_point = 3;
+    p.b_zero_point = -2;
+    p.y_zero_point = 1;
+    p.multiplier = multipliers(1)[0];
+    const Bytes a = codes(3 * p.m * p.k), b = codes(2 * p.k * p.n);
+    Bytes want(static_cast<size_t>(6 * p.m * p.n)), serial(want.size()), threaded(want.size());
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        for (int64_t r = 0; r < p.m; ++r)
+          for (int64_t c = 0; c < p.n; ++c) {
+            int64_t acc = 0;
+            for (int64_t q = 0; q < p.k; ++q) {
+              acc += int64_t{a[(i * p.m + r) * p.k + q] - p.a_zero_point} *
+                     (b[(j * p.k + q) * p.n + c] - p.b_zero_point);
+            }
+            want[((i * 2 + j) * p.m + r) * p.n + c] = rq(acc, p.multiplier, p.y_zero_point);
+          }
+    k::qmatmul(p, a.data(), b.data(), serial.data(), k::kSerial);
+    k::qmatmul(p, a.data(), b.data(), threaded.data(), kThreads);
+    report("qmatmul/broadcast", serial, threaded, want);
+  }
+}
+
+void elementwise_cases() {
+  // A (4, 1, 3) with B (5, 1): Y (4, 5, 3).
+  const k::BroadcastShapes s{{4, 1, 3}, {5, 1}, {4, 5, 3}};
+  const Bytes a = codes(12), b = codes(5);
+  auto at = [&](int64_t i, int64_t j, int64_t l) {
+    return std::pair<int8_t, int8_t>{a[i * 3 + l], b[j]};
+  };
+  qmath::AddParams ap;
+  ap.a_zero_point = 4;
+  ap.b_zero_point = -6;
+  ap.out_zero_point = 2;
+  ap.a = {1500000000, 31};
+  ap.b = {1200000000, 32};
+  ap.out = {1300000000, 22};
+  k::QMulParams mp;
+  mp.a_zero_point = 1;
+  mp.b_zero_point = -1;
+  mp.y_zero_point = 3;
+  mp.multiplier = {1400000000, 38};
+  for (int op = 0; op < 3; ++op) {
+    Bytes want(60), serial(60), threaded(60);
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 5; ++j)
+        for (int64_t l = 0; l < 3; ++l) {
+          const auto [u, v] = at(i, j, l);
+          want[(i * 5 + j) * 3 + l] = op < 2 ? static_cast<int8_t>(qmath::add(u, v, ap, op == 1))
+                                             : rq((u - mp.a_zero_point) * (v - mp.b_zero_point),
+                                                  mp.multiplier, mp.y_zero_point);
+        }
+    for (const k::TaskRunner* r : {&k::kSerial, &kThreads}) {
+      Bytes& y = r == &k::kSerial ? serial : threaded;
+      if (op < 2) {
+        k::qadd(s, ap, op == 1, a.data(), b.data(), y.data(), *r);
+      } else {
+        k::qmul(s, mp, a.data(), b.data(), y.data(), *r);
+      }
+    }
+    report(op == 0 ? "qadd" : op == 1 ? "qsub" : "qmul", serial, threaded, want);
+  }
+}
+
+void pool_cases() {
+  k::PoolParams p;
+  p.planes = 6;
+  p.in = {1, 9, 8};
+  p.kernel = {1, 3, 3};
+  p.stride = {1, 2, 2};
+  p.pad_begin = {0, 1, 1};
+  p.pad_end = {0, 1, 0};
+  p.out = {1, 5, 4};
+  p.taps = 9;
+  p.x_zero_point = -4;
+  p.y_zero_point = 6;
+  for (int include = 0; include < 2; ++include) {
+    p.include_pad = include == 1;
+    const Bytes x = codes(p.planes * 72);
+    const auto m = multipliers(p.taps + 1);
+    Bytes want(static_cast<size_t>(p.planes * 20)), serial(want.size()), threaded(want.size());
+    for (int64_t q = 0; q < p.planes; ++q)
+      for (int64_t i = 0; i < 5; ++i)
+        for (int64_t j = 0; j < 4; ++j) {
+          int64_t acc = 0, n = 0;
+          for (int64_t u = 0; u < 3; ++u)
+            for (int64_t v = 0; v < 3; ++v) {
+              const int64_t r = i * 2 - 1 + u, c = j * 2 - 1 + v;
+              const bool inside = r >= 0 && r < 9 && c >= 0 && c < 8;
+              const bool padded = r >= -1 && r < 10 && c >= -1 && c < 8;
+              if (inside) acc += x[q * 72 + r * 8 + c] - p.x_zero_point;
+              if (p.include_pad ? padded : inside) ++n;
+            }
+          want[q * 20 + i * 4 + j] = rq(acc, m[n], p.y_zero_point);
+        }
+    k::qaverage_pool(p, x.data(), m.data(), serial.data(), k::kSerial);
+    k::qaverage_pool(p, x.data(), m.data(), threaded.data(), kThreads);
+    report(include ? "qaverage_pool/include_pad" : "qaverage_pool", serial, threaded, want);
+  }
+  k::GlobalPoolParams g;
+  g.planes = 5;
+  g.size = 49;
+  g.x_zero_point = 9;
+  g.y_zero_point = -2;
+  g.multiplier = multipliers(1)[0];
+  const Bytes x = codes(5 * 49);
+  Bytes want(5), serial(5), threaded(5);
+  for (int64_t q = 0; q < 5; ++q) {
+    int64_t acc = 0;
+    for (int64_t i = 0; i < 49; ++i) acc += x[q * 49 + i] - g.x_zero_point;
+    want[q] = rq(acc, g.multiplier, g.y_zero_point);
+  }
+  k::qglobal_average_pool(g, x.data(), serial.data(), k::kSerial);
+  k::qglobal_average_pool(g, x.data(), threaded.data(), kThreads);
+  report("qglobal_average_pool", serial, threaded, want);
+}
+
+void table_cases() {
+  {
+    // Inputs (2, 3, 4) and (2, 1, 4) along axis 1.
+    const Bytes x0 = codes(24), x1 = codes(8);
+    const k::ConcatInput in[] = {{x0.data(), 3, -5, {1500000000, 31}},
+                                 {x1.data(), 1, 7, {1100000000, 30}}};
+    const k::ConcatParams p{2, 4, 3};
+    Bytes want(32), y(32);
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t a = 0; a < 4; ++a)
+        for (int64_t i = 0; i < 4; ++i) {
+          const k::ConcatInput& src = a < 3 ? in[0] : in[1];
+          const int64_t row = a < 3 ? a : 0, dim = a < 3 ? 3 : 1;
+          want[(o * 4 + a) * 4 + i] = rq(src.data[(o * dim + row) * 4 + i] - src.zero_point,
+                                         src.multiplier, p.y_zero_point);
+        }
+    k::qconcat(p, in, 2, y.data());
+    report("qconcat", y, y, want);
+  }
+  {
+    std::array<int8_t, 256> table{};
+    for (int i = 0; i < 256; ++i) table[static_cast<size_t>(i)] = static_cast<int8_t>(127 - i);
+    const Bytes x = codes(1000);
+    Bytes want(1000), serial(1000), threaded(1000);
+    for (size_t i = 0; i < x.size(); ++i) want[i] = table[static_cast<size_t>(x[i] + 128)];
+    k::qlookup(table, x.data(), 1000, serial.data(), k::kSerial);
+    k::qlookup(table, x.data(), 1000, threaded.data(), kThreads);
+    report("qlookup", serial, threaded, want);
+  }
+  {
+    // X (3, 6, 5), softmax along the middle axis.
+    std::array<int32_t, 256> e{};
+    for (int d = 0; d < 256; ++d) e[static_cast<size_t>(d)] = (1 << 20) >> (d / 16);
+    const Bytes x = codes(90);
+    Bytes want(90), serial(90), threaded(90), row(6), out(6);
+    for (int64_t o = 0; o < 3; ++o)
+      for (int64_t i = 0; i < 5; ++i) {
+        for (int64_t a = 0; a < 6; ++a) row[a] = x[(o * 6 + a) * 5 + i];
+        qmath::softmax_row(row.data(), out.data(), 6, e);
+        for (int64_t a = 0; a < 6; ++a) want[(o * 6 + a) * 5 + i] = out[a];
+      }
+    const k::SoftmaxParams p{3, 6, 5};
+    k::qsoftmax(p, e, x.data(), serial.data(), k::kSerial);
+    k::qsoftmax(p, e, x.data(), threaded.data(), kThreads);
+    report("qsoftmax/axis1", serial, threaded, want);
+  }
+}
+
+}  // namespace
+
+int main() {
+  gemm_cases();
+  conv_cases();
+  matmul_cases();
+  elementwise_cases();
+  pool_cases();
+  table_cases();
+  if (failures != 0) std::printf("%d case(s) differ from the definition\n", failures);
+  return failures == 0 ? 0 : 1;
+}
