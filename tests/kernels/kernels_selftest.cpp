@@ -151,7 +151,7 @@ void conv_case(const char* name, const k::ConvGeometry& g, bool transpose) {
   // The definition: every (input position, tap) pair whose indexes meet.
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t ci = 0; ci < g.in_channels; ++ci)
-      for (int64_t j = 0; j < (transpose ? og : og); ++j)
+      for (int64_t j = 0; j < og; ++j)
         for (int64_t t = 0; t < g.kernel_size(); ++t) {
           const int64_t gi = ci / cg, o = gi * og + j;
           const k::Dims3 kk{t / (g.kernel[1] * g.kernel[2]), t / g.kernel[2] % g.kernel[1],
