@@ -28,15 +28,15 @@
 
 #include "bench_main.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/qmath.hpp"
-#include "op_table.hpp"
 
 namespace {
 
-using eulernpu::cpu_ref::Buffer;
-using eulernpu::cpu_ref::KernelContext;
-using eulernpu::cpu_ref::OpEntry;
 using eulernpu::kernels::Int8GemmIsa;
+using eulernpu::kit::Buffer;
+using eulernpu::kit::KernelContext;
+using eulernpu::kit::OpEntry;
 using Clock = std::chrono::steady_clock;
 namespace qmath = eulernpu::sdk::qmath;
 
@@ -177,7 +177,7 @@ struct Call {
 // X, W, Bias and Y in float32.
 Call float_call(const Case& c) {
   Call call;
-  call.entry = eulernpu::cpu_ref::find_op("", c.float_op, kFloatOpset);
+  call.entry = eulernpu::kit::find_op("", c.float_op, kFloatOpset);
   call.attributes = c.float_attributes;
   call.tensors = {Tensor::float32(c.x, 1), Tensor::float32(c.w, 2), Tensor::float32({c.w[0]}, 3),
                   Tensor::float32(c.y, 0)};
@@ -192,8 +192,7 @@ Call float_call(const Case& c) {
 // the int8 range.
 Call int8_call(const Case& c) {
   Call call;
-  call.entry =
-      eulernpu::cpu_ref::find_op(eulernpu::cpu_ref::kEulerNpuDomain, c.int8_op, kInt8Opset);
+  call.entry = eulernpu::kit::find_op(eulernpu::kit::kEulerNpuDomain, c.int8_op, kInt8Opset);
   call.attributes = c.int8_attributes;
   const int64_t channels = c.w[0];
   const auto m =

@@ -25,13 +25,13 @@
 #include <unistd.h>
 
 #include "bench_main.hpp"
-#include "op_table.hpp"
+#include "eulernpu/kit/op_table.hpp"
 
 namespace {
 
-using eulernpu::cpu_ref::Buffer;
-using eulernpu::cpu_ref::KernelContext;
-using eulernpu::cpu_ref::OpEntry;
+using eulernpu::kit::Buffer;
+using eulernpu::kit::KernelContext;
+using eulernpu::kit::OpEntry;
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kOpset = 17;
@@ -114,7 +114,7 @@ struct Baseline {
 // vs_sgemm compares the median call times.
 void run_kernel(benchmark::State& state, const Case& c) {
   const int threads = static_cast<int>(state.range(0));
-  const OpEntry* entry = eulernpu::cpu_ref::find_op("", c.op, kOpset);
+  const OpEntry* entry = eulernpu::kit::find_op("", c.op, kOpset);
   if (!entry) {
     state.SkipWithError(("no cpu_ref kernel for " + c.op).c_str());
     return;

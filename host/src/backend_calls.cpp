@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "error.hpp"
+#include "eulernpu/sdk/errors.hpp"
 #include "node_summary.hpp"
 #include "onnx_convert.hpp"
 
@@ -55,11 +56,9 @@ void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& mode
   std::string where = "backend '" + backend.name + "' cannot lower " + summarize_nodes(problems);
   if (problems.size() > 3 && !list_command.empty())
     where += "; '" + list_command + "' lists them all";
-  throw UserError("backend lowering missing for op " + first_op, where,
-                  "run 'eulernpu capabilities --op " + first_op +
-                      "' to see which backends support it, then pick one with "
-                      "--backend",
-                  "docs/errors.md#backend-lowering-missing-for-op-x");
+  throw UserError(sdk::errors::lowering_missing_title(first_op), where,
+                  sdk::errors::lowering_missing_fix(first_op),
+                  std::string(sdk::errors::kLoweringMissingSee));
 }
 
 std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,

@@ -4,6 +4,7 @@
 #include "backend_calls.hpp"
 #include "cli.hpp"
 #include "error.hpp"
+#include "eulernpu/sdk/errors.hpp"
 #include "ir_file.hpp"
 #include "manifest.hpp"
 #include "model.hpp"
@@ -106,11 +107,11 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
     }
     if (!neither.empty()) {
       throw UserError(
-          "backend lowering missing for op " + neither.front().op,
+          sdk::errors::lowering_missing_title(neither.front().op),
           "neither '" + backend.name + "' nor cpu_ref can lower " + summarize_nodes(neither),
           "run 'eulernpu capabilities --op " + neither.front().op +
               "' to see which backends support it",
-          "docs/errors.md#backend-lowering-missing-for-op-x");
+          std::string(sdk::errors::kLoweringMissingSee));
     }
   }
   BuildRecord record;

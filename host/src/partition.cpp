@@ -7,6 +7,7 @@
 #include <set>
 
 #include "error.hpp"
+#include "eulernpu/sdk/errors.hpp"
 #include "eulernpu/sdk/int8_ops.hpp"
 #include "model.hpp"
 #include "onnx_convert.hpp"
@@ -131,14 +132,14 @@ PartitionPlan plan_partitions(const onnx::ModelProto& model, const LoadedPlugin&
     if (problems.size() > 3 && !list_command.empty()) {
       where += "; '" + list_command + "' lists them all";
     }
-    throw UserError("backend lowering missing for op " + problems.front().op, where,
+    throw UserError(sdk::errors::lowering_missing_title(problems.front().op), where,
                     mode == CpuOffload::kNone
                         ? "run 'eulernpu capabilities --op " + problems.front().op +
                               "' to see which backends support it, or let cpu_ref run these "
                               "nodes with --cpu-offload auto"
                         : "let cpu_ref run them between the target's parts with --cpu-offload "
                           "auto, or pick another backend",
-                    "docs/errors.md#backend-lowering-missing-for-op-x");
+                    std::string(sdk::errors::kLoweringMissingSee));
   };
   if (mode == CpuOffload::kNone && !plan.offloaded.empty()) refuse(plan.offloaded, "");
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "op_table.hpp"
+#include "eulernpu/kit/op_table.hpp"
 
-namespace eulernpu::cpu_ref {
+namespace eulernpu::kit {
 namespace {
 
 namespace qmath = sdk::qmath;
@@ -327,4 +327,4 @@ TEST(Int8GemmTest, QConvAndQGemmKernelsGiveTheSameBytesWithEveryIsa) {
 }
 
 }  // namespace
-}  // namespace eulernpu::cpu_ref
+}  // namespace eulernpu::kit

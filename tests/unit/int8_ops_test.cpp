@@ -14,8 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "eulernpu/kit/op_table.hpp"
 #include "ir/op_rules.hpp"
-#include "op_table.hpp"
 #include "plugin_registry.hpp"
 
 namespace eulernpu {
@@ -50,14 +50,14 @@ TEST(Int8OpsTest, EveryOpHasAHostRuleAndEveryRuleAnOp) {
 
 TEST(Int8OpsTest, CpuRefHasAKernelForEveryOpAndNoOther) {
   for (const ops::Op& op : ops::kOps) {
-    EXPECT_NE(cpu_ref::find_op(ops::kDomain, op.name, ops::kOpsetVersion), nullptr) << op.name;
+    EXPECT_NE(kit::find_op(ops::kDomain, op.name, ops::kOpsetVersion), nullptr) << op.name;
   }
-  for (const cpu_ref::OpEntry& e : cpu_ref::op_table()) {
+  for (const kit::OpEntry& e : kit::op_table()) {
     if (e.domain != ops::kDomain) continue;
     EXPECT_NE(ops::find(e.op_type), nullptr) << e.op_type << " has a kernel but is not listed";
   }
   for (std::string_view m : ops::kMovementOps) {
-    EXPECT_NE(cpu_ref::find_op("", m, 13), nullptr) << m;
+    EXPECT_NE(kit::find_op("", m, 13), nullptr) << m;
   }
 }
 

@@ -1,5 +1,5 @@
 // Shape rules of the detection-style ops (see
-// plugins/cpu_ref/src/kernels_detection.cpp): RoiAlign, MaxUnpool and
+// sdk/kit/src/kernels_detection.cpp): RoiAlign, MaxUnpool and
 // DeformConv. Their outputs follow from shapes and attributes alone, except
 // MaxUnpool's output_shape input: when it is not a constant only the rank is
 // known, and the model's declared output type may fill in the dims.

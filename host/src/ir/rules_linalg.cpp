@@ -1,5 +1,5 @@
 // Shape rules of the linear-algebra ops (see
-// plugins/cpu_ref/src/kernels_linalg.cpp).
+// sdk/kit/src/kernels_linalg.cpp).
 #include "op_rules.hpp"
 
 namespace eulernpu::host::ir {

@@ -1,4 +1,4 @@
-// Shape rules of the loss ops (see plugins/cpu_ref/src/kernels_loss.cpp).
+// Shape rules of the loss ops (see sdk/kit/src/kernels_loss.cpp).
 // Scores (N, C, d1..dk), target (N, d1..dk), optional weight (C,). The loss
 // is (N, d1..dk) for reduction "none", a scalar otherwise;
 // SoftmaxCrossEntropyLoss's optional log_prob is like the scores.

@@ -1,4 +1,4 @@
-// Shape rules of the misc ops (see plugins/cpu_ref/src/kernels_misc.cpp).
+// Shape rules of the misc ops (see sdk/kit/src/kernels_misc.cpp).
 // Several take sizes as input tensors (AffineGrid's size, CenterCropPad's
 // shape, Col2Im's image_shape): when those are constants the output is
 // fully known; otherwise its rank is, and the model's declared output type

@@ -1,5 +1,5 @@
 // Shape rules of the reversing ops (see
-// plugins/cpu_ref/src/kernels_reverse.cpp).
+// sdk/kit/src/kernels_reverse.cpp).
 #include "op_rules.hpp"
 
 namespace eulernpu::host::ir {

@@ -1,5 +1,5 @@
 // Shape rules of the sequence-model ops (see
-// plugins/cpu_ref/src/kernels_sequence.cpp): LinearAttention,
+// sdk/kit/src/kernels_sequence.cpp): LinearAttention,
 // CausalConvWithState, TensorScatter, SwiGLU. Unknown dims (-1) agree with
 // anything and propagate as unknown.
 #include "op_rules.hpp"

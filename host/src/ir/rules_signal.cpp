@@ -1,4 +1,4 @@
-// Shape rules of the signal ops (see plugins/cpu_ref/src/kernels_signal.cpp):
+// Shape rules of the signal ops (see sdk/kit/src/kernels_signal.cpp):
 // DFT, STFT, the window functions and MelWeightMatrix. Their lengths and
 // axes are input tensors (DFT's dft_length and axis, the windows' size):
 // when those are constants the output is fully known; otherwise its rank

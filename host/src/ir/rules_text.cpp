@@ -1,4 +1,4 @@
-// Shape rules of the text ops (see plugins/cpu_ref/src/kernels_text.cpp).
+// Shape rules of the text ops (see sdk/kit/src/kernels_text.cpp).
 #include <algorithm>
 
 #include "op_rules.hpp"

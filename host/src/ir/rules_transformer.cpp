@@ -1,4 +1,4 @@
-// Shape rules of the transformer ops (see plugins/cpu_ref/src/kernels_transformer.cpp).
+// Shape rules of the transformer ops (see sdk/kit/src/kernels_transformer.cpp).
 // Unknown dims (-1) agree with anything and propagate as unknown.
 #include <array>
 

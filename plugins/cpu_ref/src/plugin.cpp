@@ -1,11 +1,11 @@
 // cpu_ref: the reference backend, every supported op in plain C++ with GEMM
 // through OpenBLAS. It is the oracle other backends are checked against.
+#include "eulernpu/kit/executor.hpp"
+#include "eulernpu/kit/lowering.hpp"
+#include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/backend.hpp"
-#include "executor.hpp"
-#include "lowering.hpp"
-#include "op_table.hpp"
 
-namespace eulernpu::cpu_ref {
+namespace eulernpu::kit {
 
 class CpuRefBackend : public sdk::Backend {
  public:
@@ -29,7 +29,7 @@ class CpuRefBackend : public sdk::Backend {
   }
 };
 
-}  // namespace eulernpu::cpu_ref
+}  // namespace eulernpu::kit
 
-ENP_BACKEND_PLUGIN(eulernpu::cpu_ref::CpuRefBackend, "cpu_ref", "1.0.0",
+ENP_BACKEND_PLUGIN(eulernpu::kit::CpuRefBackend, "cpu_ref", "1.0.0",
                    "fp32 reference kernels (GEMM through OpenBLAS); the oracle")

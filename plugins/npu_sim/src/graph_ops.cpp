@@ -8,9 +8,9 @@
 #include <span>
 #include <string_view>
 
+#include "eulernpu/kit/lowering.hpp"
+#include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/int8_ops.hpp"
-#include "lowering.hpp"
-#include "op_table.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
@@ -182,7 +182,7 @@ ordered_json values_json(const sdk::GraphView& g, const sdk::NodeView& node, boo
 const std::vector<enp_op_support_t>& op_declarations() {
   static const std::vector<enp_op_support_t> decls = [] {
     std::vector<enp_op_support_t> d;
-    for (const cpu_ref::OpEntry& e : cpu_ref::op_table()) {
+    for (const kit::OpEntry& e : kit::op_table()) {
       const std::string_view domain(e.domain), op(e.op_type);
       if (domain == sdk::int8_ops::kDomain) {
         d.push_back({e.domain, e.op_type, e.since_version, e.until_version,
@@ -315,7 +315,7 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& g, size_t in
            " is not an int8 op: " + kNotInt8;
   }
   // The functional model is cpu_ref's: what it cannot run, npu_sim cannot.
-  return cpu_ref::unsupported_reason(g, index);
+  return kit::unsupported_reason(g, index);
 }
 
 const char* unit_name(Unit unit) {

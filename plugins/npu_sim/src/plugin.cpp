@@ -9,10 +9,11 @@
 #include <stdexcept>
 
 #include "descriptor.hpp"
+#include "eulernpu/kit/executor.hpp"
+#include "eulernpu/kit/lowering.hpp"
 #include "eulernpu/sdk/backend.hpp"
-#include "executor.hpp"
+#include "eulernpu/sdk/errors.hpp"
 #include "graph_ops.hpp"
-#include "lowering.hpp"
 #include "planner.hpp"
 #include "report.hpp"
 #include "tile_exec.hpp"
@@ -116,8 +117,7 @@ ordered_json parse_artifact_json(sdk::ArtifactReader& artifact, const std::strin
   const std::string_view text = artifact.read_file(file);
   auto j = ordered_json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", file + " is not a JSON object",
-                     "recompile the model for npu_sim");
+    sdk::errors::artifact_corrupt(file + " is not a JSON object", "npu_sim");
   }
   return j;
 }
@@ -159,11 +159,9 @@ class NpuSimBackend : public sdk::Backend {
     const std::vector<Unit> units = place_nodes(graph);
     for (size_t i = 0; i < graph.node_count(); ++i) {
       if (auto reason = unsupported_reason(graph, i, units)) {
-        throw sdk::Error(ENP_UNIMPLEMENTED,
-                         "backend lowering missing for op " + std::string(graph.node(i).op_type()),
-                         "node '" + std::string(graph.node(i).name()) + "': " + *reason,
-                         "run 'eulernpu capabilities' to pick a backend that supports it",
-                         "docs/errors.md#backend-lowering-missing-for-op-x");
+        sdk::errors::lowering_missing(
+            graph.node(i).op_type(),
+            "node '" + std::string(graph.node(i).name()) + "': " + *reason);
       }
     }
     const GraphOps ops = build_graph_ops(graph);
@@ -185,7 +183,7 @@ class NpuSimBackend : public sdk::Backend {
     out.write_file(kPlanFile, to_json(plan).dump(2) + "\n");
     out.write_file(kDeviceFile, descriptor_json(device).dump(2) + "\n");
     out.write_file(kEstimateFile, make_report(ops, plan, device).dump(2) + "\n");
-    cpu_ref::lower_graph(graph, out, kFunctionalPrefix);
+    kit::lower_graph(graph, out, kFunctionalPrefix);
   }
 
   void run(sdk::ArtifactReader& artifact, const sdk::Options& options,
@@ -196,12 +194,11 @@ class NpuSimBackend : public sdk::Backend {
                                         std::string("artifact ") + kEstimateFile);
     const std::string baked = report["core_mode"].get<std::string>();
     if (report["device"] != device.name || !device.supports(baked)) {
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt",
-                       std::string(kEstimateFile) + " is for device '" +
-                           report["device"].get<std::string>() + "' in mode '" + baked + "', " +
-                           kDeviceFile + " describes '" + device.name + "' (" + modes_list(device) +
-                           ")",
-                       "recompile the model for npu_sim");
+      sdk::errors::artifact_corrupt(std::string(kEstimateFile) + " is for device '" +
+                                        report["device"].get<std::string>() + "' in mode '" +
+                                        baked + "', " + kDeviceFile + " describes '" + device.name +
+                                        "' (" + modes_list(device) + ")",
+                                    "npu_sim");
     }
     // The host checks this too; a caller that bypasses it must still not run
     // a plan made for other cores.
@@ -216,7 +213,7 @@ class NpuSimBackend : public sdk::Backend {
     if (options.get("estimate_only", "0") != "1") {
       const std::map<std::string, nlohmann::json> ops =
           planned_ops(parse_artifact_json(artifact, kPlanFile));
-      cpu_ref::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
+      kit::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
     }
     out.attach_report(report.dump(2) + "\n");
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "eulernpu/sdk/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "eulernpu/sdk/text_table.hpp"
 
@@ -28,8 +29,7 @@ constexpr const char* kTotalCounts[] = {"cycles", "peak_sram_bytes", "dram_read_
 constexpr const char* kTotalRates[] = {"latency_ms", "throughput_ips", "mac_utilization"};
 
 [[noreturn]] void corrupt(const std::string& source, const std::string& what) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", source + ": " + what,
-                   "recompile the model for npu_sim");
+  sdk::errors::artifact_corrupt(source + ": " + what, "npu_sim");
 }
 
 std::string fixed(double v, int digits) {

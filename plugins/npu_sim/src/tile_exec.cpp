@@ -6,6 +6,7 @@
 
 #include "eulernpu/kernels/conv.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/sdk/errors.hpp"
 #include "eulernpu/sdk/qmath.hpp"
 
 namespace eulernpu::npu_sim {
@@ -14,8 +15,7 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void corrupt(const std::string& why) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, "artifact is corrupt", "plan.json: " + why,
-                   "recompile the model for npu_sim");
+  sdk::errors::artifact_corrupt("plan.json: " + why, "npu_sim");
 }
 
 int64_t field(const json& tiling, const char* key, const std::string& node) {
@@ -66,7 +66,7 @@ std::vector<Slice> core_slices(const json& tiling, int64_t n, int64_t rows,
 
 // What a whole-K conv tile needs of its op.
 struct TileGemm {
-  const cpu_ref::Buffer& x;
+  const kit::Buffer& x;
   const int8_t* w;
   const int32_t *bias, *mult, *shift;
   int8_t x_zp;
@@ -118,10 +118,9 @@ void run_whole_k_tile(const TileGemm& t, int64_t n0, int64_t tn, int64_t r0, int
 // included, padding taps = x_zero_point) and its weight slice into tile
 // buffers, as DMA fills SRAM, and accumulates int32 partial sums over the
 // K slices; the last slice adds the bias, requantizes and stores.
-void run_conv_tiles(const json& tiling, const std::string& node,
-                    const cpu_ref::KernelContext& ctx) {
-  const cpu_ref::Buffer &xb = ctx.inputs[0], &wb = ctx.inputs[1];
-  const cpu_ref::Buffer& yb = ctx.outputs[0];
+void run_conv_tiles(const json& tiling, const std::string& node, const kit::KernelContext& ctx) {
+  const kit::Buffer &xb = ctx.inputs[0], &wb = ctx.inputs[1];
+  const kit::Buffer& yb = ctx.outputs[0];
   if (xb.shape.size() != 4 || wb.shape.size() != 4 || yb.shape.size() != 4) {
     corrupt("op '" + node + "' is planned as a 2-D conv but its tensors are not 4-D");
   }
@@ -271,16 +270,16 @@ std::map<std::string, json> planned_ops(const json& plan) {
   return out;
 }
 
-cpu_ref::NodeRunner tiled_runner(const std::map<std::string, json>& ops) {
-  return [&ops](const json& node, const cpu_ref::KernelContext& ctx) {
-    const std::string name = node.value("name", "");
-    if (node.value("op", "") != "QConv") return false;
-    const auto it = ops.find(name);
+kit::NodeRunner tiled_runner(const std::map<std::string, json>& ops) {
+  return [&ops](const kit::LoweredNode& node, const kit::KernelContext& ctx) {
+    if (node.op != "QConv") return false;
+    const auto it = ops.find(node.name);
     if (it == ops.end() || !it->second.contains("tiling")) return false;
     const json& tiling = it->second["tiling"];
-    // QConvs planned as their im2col GEMM (dilated, not 2-D) run in cpu_ref.
+    // QConvs planned as their im2col GEMM (dilated, not 2-D) run in the
+    // reference kernel.
     if (tiling.value("kind", "") != "conv") return false;
-    run_conv_tiles(tiling, name, ctx);
+    run_conv_tiles(tiling, node.name, ctx);
     return true;
   };
 }

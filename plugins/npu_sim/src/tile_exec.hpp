@@ -1,14 +1,15 @@
 // The functional model of the NPU's MAC ops: a QConv planned as a conv runs
 // tile by tile exactly as plan.json cuts it (docs/backends/npu_sim.md, "Running"),
 // so a wrong tiling gives wrong bytes or a "corrupt artifact" error instead
-// of passing unnoticed. Every other node runs through cpu_ref's kernels.
+// of passing unnoticed. Every other node runs through the backend kit's
+// reference kernels (cpu_ref's).
 #pragma once
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "executor.hpp"
+#include "eulernpu/kit/executor.hpp"
 
 namespace eulernpu::npu_sim {
 
@@ -16,10 +17,10 @@ namespace eulernpu::npu_sim {
 // sdk::Error "artifact is corrupt" when plan.json has no op list.
 std::map<std::string, nlohmann::json> planned_ops(const nlohmann::json& plan);
 
-// A cpu_ref::NodeRunner that runs the planned conv tiles of `ops` (kept by
+// A kit::NodeRunner that runs the planned conv tiles of `ops` (kept by
 // reference: it must outlive the runner) and leaves every other node to
-// cpu_ref. Throws sdk::Error "artifact is corrupt" when a tiling does not
+// the reference kernels. Throws sdk::Error "artifact is corrupt" when a tiling does not
 // cover its op's output and input channels exactly.
-cpu_ref::NodeRunner tiled_runner(const std::map<std::string, nlohmann::json>& ops);
+kit::NodeRunner tiled_runner(const std::map<std::string, nlohmann::json>& ops);
 
 }  // namespace eulernpu::npu_sim

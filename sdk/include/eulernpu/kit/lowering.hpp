@@ -1,0 +1,24 @@
+// Lowering to the kit's artifact format (lowered_graph.hpp): the graph as
+// the reference kernels run it (graph.json), its memory plan and schedule
+// (plan.json), and its weights.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "eulernpu/kit/lowered_graph.hpp"
+#include "eulernpu/sdk/backend.hpp"
+
+namespace eulernpu::kit {
+
+// Why the reference kernels cannot run node `index`, or nullopt.
+std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index);
+
+// Throws "backend lowering missing for op X" (sdk/errors.hpp) for the first
+// node unsupported_reason() refuses. `prefix` ("" or "dir/") places the
+// files inside the artifact, so a backend can embed this lowering as its
+// functional model beside its own files.
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
+                 const std::string& prefix = "");
+
+}  // namespace eulernpu::kit

@@ -1,0 +1,132 @@
+// The one table of cpu_ref's operators: it declares the ops to the host
+// (capability matrix), decides what lowers (query), and picks the kernel
+// (run). Adding an op means adding one row.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/sdk/abi.h"
+#include "eulernpu/sdk/graph.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
+
+namespace eulernpu::kit {
+
+using kernels::Int8GemmIsa;
+
+// Element-type masks for OpEntry::dtypes.
+inline constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
+inline constexpr uint32_t kInts = ENP_DTYPE_BIT(ENP_DTYPE_INT8) | ENP_DTYPE_BIT(ENP_DTYPE_UINT8) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT16) | ENP_DTYPE_BIT(ENP_DTYPE_UINT16) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT32) | ENP_DTYPE_BIT(ENP_DTYPE_UINT32) |
+                                  ENP_DTYPE_BIT(ENP_DTYPE_INT64) | ENP_DTYPE_BIT(ENP_DTYPE_UINT64);
+inline constexpr uint32_t kBool = ENP_DTYPE_BIT(ENP_DTYPE_BOOL);
+inline constexpr uint32_t kAnyDtype =
+    kF32 | kInts | kBool | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT16) | ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
+
+// A tensor in the executor's arena (or a weight in the artifact).
+struct Buffer {
+  int32_t dtype = ENP_DTYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// Resolves a tensor attribute stored in the artifact's weights.
+using TensorLookup = const Buffer* (*)(const void* state, const std::string& key);
+
+struct KernelContext {
+  const nlohmann::json& attributes;
+  std::span<const Buffer> inputs;  // dtype UNDEFINED for omitted optionals
+  std::span<Buffer> outputs;       // shapes and storage set by the executor
+  int64_t opset;
+  int threads = 1;  // worker threads the kernel may use (>= 1)
+  TensorLookup lookup = nullptr;
+  const void* lookup_state = nullptr;
+  // The int8 GEMM implementation (same bytes whichever runs); tests and
+  // benchmarks set it to compare them.
+  Int8GemmIsa int8_gemm_isa = Int8GemmIsa::kAuto;
+
+  bool has_attr(const char* name) const { return attributes.contains(name); }
+  int64_t attr_int(const char* name, int64_t fallback) const;
+  double attr_float(const char* name, double fallback) const;
+  std::string attr_string(const char* name, std::string fallback) const;
+  std::vector<int64_t> attr_ints(const char* name, std::vector<int64_t> fallback = {}) const;
+  std::vector<double> attr_floats(const char* name) const;
+  // A TENSOR attribute (e.g. ConstantOfShape's value); null if absent.
+  const Buffer* attr_tensor(const char* name) const;
+  bool has_input(size_t i) const {
+    return i < inputs.size() && inputs[i].dtype != ENP_DTYPE_UNDEFINED;
+  }
+};
+
+using KernelFn = void (*)(const KernelContext& ctx);
+// Lowering-time check beyond op and dtype; returns why a node can't lower.
+using CheckFn = std::optional<std::string> (*)(const sdk::NodeView& node,
+                                               const sdk::GraphView& graph);
+
+struct OpEntry {
+  const char* op_type;
+  int32_t since_version;
+  int32_t until_version;  // 0 = open-ended
+  // Element types of the first input (of the first output for ops without
+  // inputs) the kernel handles; `check` refines other inputs' types.
+  uint32_t dtypes;
+  const char* constraints;
+  CheckFn check;  // may be null
+  KernelFn kernel;
+  // The op's domain: "" is ONNX's; since/until are versions of this domain.
+  const char* domain = "";
+};
+
+// eulernpu's own operator domain (docs/quantization.md).
+inline constexpr const char* kEulerNpuDomain = sdk::int8_ops::kDomain.data();
+
+std::span<const OpEntry> op_table();
+
+// The groups op_table() joins, one per kernels_<group>.cpp file.
+std::vector<OpEntry> elementwise_ops();
+std::vector<OpEntry> norm_ops();
+std::vector<OpEntry> nn_ops();
+std::vector<OpEntry> conv_ops();
+std::vector<OpEntry> pool_ops();
+std::vector<OpEntry> resize_ops();
+std::vector<OpEntry> shape_ops();
+std::vector<OpEntry> reduce_ops();
+std::vector<OpEntry> transformer_ops();
+std::vector<OpEntry> loss_ops();
+std::vector<OpEntry> misc_ops();
+std::vector<OpEntry> signal_ops();
+std::vector<OpEntry> quant_ops();
+std::vector<OpEntry> sequence_ops();
+std::vector<OpEntry> rnn_ops();
+std::vector<OpEntry> detection_ops();
+std::vector<OpEntry> linalg_ops();
+std::vector<OpEntry> text_ops();
+std::vector<OpEntry> reverse_ops();
+std::vector<OpEntry> qops_ops();   // ai.eulernpu, kernels_qops.cpp
+std::vector<OpEntry> qconv_ops();  // ai.eulernpu, kernels_qconv.cpp
+std::vector<OpEntry> qpool_ops();  // ai.eulernpu, kernels_qpool.cpp
+// The entry for `op_type` of `domain` ("" for ONNX) at that domain's
+// `opset`, or null.
+const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset);
+// Whether any entry belongs to `domain`.
+bool has_domain(std::string_view domain);
+// op_table() as the ABI's declaration array.
+const std::vector<enp_op_support_t>& op_declarations();
+
+}  // namespace eulernpu::kit

@@ -1,0 +1,264 @@
+#include "eulernpu/kit/lowering.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "eulernpu/kit/arena.hpp"
+#include "eulernpu/kit/op_table.hpp"
+#include "eulernpu/sdk/errors.hpp"
+
+namespace eulernpu::kit {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string dtypes_string(uint32_t mask) {
+  std::string s;
+  for (int d = 0; d < 32; ++d) {
+    if (mask & (1u << d)) s += (s.empty() ? "" : ", ") + std::string(sdk::dtype_name(d));
+  }
+  return s;
+}
+
+std::optional<std::string> value_problem(const sdk::GraphView& g, std::string_view name) {
+  const auto v = g.value(name);
+  if (!v) return "tensor '" + std::string(name) + "' has no known type";
+  if (!v->shape_known()) {
+    return "tensor '" + std::string(name) + "' has an unknown shape";
+  }
+  for (int64_t d : v->dims()) {
+    if (d < 0) {
+      return "tensor '" + std::string(name) + "' has a dynamic dimension " +
+             sdk::shape_string(v->dims()) + "; fix it with --input-shape";
+    }
+  }
+  return std::nullopt;
+}
+
+// Key under which a node's tensor attribute is stored with the weights.
+std::string attribute_key(const sdk::NodeView& node, const char* attr) {
+  return std::string(node.name()) + "::" + attr;
+}
+
+ordered_json attributes_json(const sdk::NodeView& node) {
+  ordered_json j = ordered_json::object();
+  for (const enp_attribute_t& a : node.attributes()) {
+    switch (a.type) {
+      case ENP_ATTR_INT:
+        j[a.name] = a.i;
+        break;
+      case ENP_ATTR_FLOAT:
+        j[a.name] = a.f;
+        break;
+      case ENP_ATTR_STRING:
+        j[a.name] = std::string(a.s, a.s_size);
+        break;
+      case ENP_ATTR_INTS:
+        j[a.name] = std::vector<int64_t>(a.ints, a.ints + a.count);
+        break;
+      case ENP_ATTR_FLOATS:
+        j[a.name] = std::vector<double>(a.floats, a.floats + a.count);
+        break;
+      case ENP_ATTR_STRINGS: {
+        std::vector<std::string> s(a.strings, a.strings + a.count);
+        j[a.name] = s;
+        break;
+      }
+      case ENP_ATTR_TENSOR:
+        // Stored with the weights; the kernel reads it via attr_tensor().
+        j[a.name] = ordered_json{{"tensor", attribute_key(node, a.name)}};
+        break;
+      default:
+        break;
+    }
+  }
+  return j;
+}
+
+// Ops whose output shape depends on input values, not only on input
+// shapes: a statically planned arena cannot hold them.
+bool has_data_dependent_shape(std::string_view op_type) {
+  for (const char* op : {"Compress", "NonMaxSuppression", "NonZero", "Unique"}) {
+    if (op_type == op) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index) {
+  const sdk::NodeView node = graph.node(index);
+  if (!node.domain().empty() && !has_domain(node.domain())) {
+    return "domain '" + std::string(node.domain()) + "' has no cpu_ref kernels";
+  }
+  const int64_t opset = graph.opset(node.domain());
+  const OpEntry* entry = find_op(node.domain(), node.op_type(), opset);
+  if (!entry && has_data_dependent_shape(node.op_type())) {
+    return "has a data-dependent output shape; not supported by static compilation";
+  }
+  if (!entry) {
+    return "cpu_ref has no kernel for " +
+           (node.domain().empty() ? "" : std::string(node.domain()) + "::") +
+           std::string(node.op_type()) + " at opset " + std::to_string(opset);
+  }
+  for (size_t i = 0; i < node.input_count() + node.output_count(); ++i) {
+    const std::string_view name =
+        i < node.input_count() ? node.input(i) : node.output(i - node.input_count());
+    if (name.empty()) continue;
+    if (auto problem = value_problem(graph, name)) return problem;
+  }
+  const std::string_view first = node.input_count() > 0 ? node.input(0) : node.output(0);
+  if (!first.empty()) {
+    const int32_t dtype = graph.value(first)->dtype();
+    if (!(entry->dtypes & ENP_DTYPE_BIT(dtype))) {
+      return "dtype " + std::string(sdk::dtype_name(dtype)) + " of '" + std::string(first) +
+             "' is not supported (" + dtypes_string(entry->dtypes) + " only)";
+    }
+  }
+  if (entry->check) return entry->check(node, graph);
+  return std::nullopt;
+}
+
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix) {
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    if (auto reason = unsupported_reason(graph, i)) {
+      sdk::errors::lowering_missing(graph.node(i).op_type(),
+                                    "node '" + std::string(graph.node(i).name()) + "': " + *reason);
+    }
+  }
+
+  std::set<std::string> weight_names;
+  for (const enp_tensor_t& t : graph.initializers()) weight_names.insert(t.name);
+
+  ordered_json g;
+  g["format"] = kGraphFormat;
+  g["version"] = kFormatVersion;
+  g["name"] = graph.name();
+  g["opset"] = graph.opset("");
+  // Other domains' versions, for the nodes that name one.
+  ordered_json domain_opsets = ordered_json::object();
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const std::string domain(graph.node(i).domain());
+    if (!domain.empty()) domain_opsets[domain] = graph.opset(domain);
+  }
+  if (!domain_opsets.empty()) g["opsets"] = domain_opsets;
+  g["inputs"] = ordered_json::array();
+  for (const enp_tensor_t& t : graph.inputs()) {
+    if (!weight_names.count(t.name)) g["inputs"].push_back(t.name);
+  }
+  g["outputs"] = ordered_json::array();
+  for (const enp_tensor_t& t : graph.outputs()) g["outputs"].push_back(t.name);
+
+  // Every tensor the nodes touch, in first-use order.
+  ordered_json tensors = ordered_json::object();
+  std::vector<std::string> order;
+  auto describe = [&](std::string_view name, const char* kind) {
+    const std::string key(name);
+    if (key.empty() || tensors.contains(key)) return;
+    const sdk::TensorView v = *graph.value(name);
+    tensors[key] = {{"dtype", sdk::dtype_name(v.dtype())}, {"shape", v.shape()}, {"kind", kind}};
+    order.push_back(key);
+  };
+  for (const auto& name : g["inputs"]) describe(name.get<std::string>(), "input");
+  for (const std::string& name : weight_names) describe(name, "weight");
+  ordered_json nodes = ordered_json::array();
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const sdk::NodeView n = graph.node(i);
+    ordered_json jn{{"name", n.name()}, {"op", n.op_type()}};
+    if (!n.domain().empty()) jn["domain"] = n.domain();
+    jn["inputs"] = ordered_json::array();
+    for (size_t k = 0; k < n.input_count(); ++k) jn["inputs"].push_back(n.input(k));
+    jn["outputs"] = ordered_json::array();
+    for (size_t k = 0; k < n.output_count(); ++k) {
+      jn["outputs"].push_back(n.output(k));
+      describe(n.output(k), "intermediate");
+    }
+    jn["attributes"] = attributes_json(n);
+    nodes.push_back(jn);
+  }
+  // Outputs no node writes (a folded constant, an input passed through).
+  for (const auto& name : g["outputs"]) {
+    const std::string key = name.get<std::string>();
+    if (!tensors.contains(key)) describe(key, weight_names.count(key) ? "weight" : "input");
+    if (tensors[key]["kind"] == "intermediate") tensors[key]["kind"] = "output";
+  }
+  g["tensors"] = tensors;
+  g["nodes"] = nodes;
+
+  // Lifetimes over the schedule (node order); graph inputs live from step
+  // -1, outputs to the end. Weights stay in the weights file, off the arena.
+  std::map<std::string, Lifetime> live;
+  const auto steps = static_cast<int64_t>(graph.node_count());
+  for (const std::string& name : order) {
+    if (weight_names.count(name)) continue;
+    const auto& t = tensors[name];
+    int64_t bytes = static_cast<int64_t>(sdk::dtype_size(graph.value(name)->dtype()));
+    for (int64_t d : t["shape"]) bytes *= d;
+    const bool is_input = t["kind"] == "input";
+    live[name] = Lifetime{name, bytes, is_input ? -1 : steps, is_input ? -1 : 0, 0};
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    const sdk::NodeView n = graph.node(static_cast<size_t>(s));
+    for (size_t k = 0; k < n.output_count(); ++k) {
+      auto it = live.find(std::string(n.output(k)));
+      if (it != live.end()) it->second.first = std::min(it->second.first, s);
+    }
+    for (size_t k = 0; k < n.input_count(); ++k) {
+      auto it = live.find(std::string(n.input(k)));
+      if (it != live.end()) it->second.last = std::max(it->second.last, s);
+    }
+  }
+  std::vector<Lifetime> buffers;
+  for (const std::string& name : order) {
+    auto it = live.find(name);
+    if (it == live.end()) continue;
+    bool is_output = false;
+    for (const auto& o : g["outputs"]) is_output = is_output || o == name;
+    if (is_output) it->second.last = steps;
+    it->second.last = std::max(it->second.last, it->second.first);
+    buffers.push_back(it->second);
+  }
+  std::stable_sort(buffers.begin(), buffers.end(),
+                   [](const Lifetime& a, const Lifetime& b) { return a.first < b.first; });
+  const int64_t arena = plan_arena(buffers);
+
+  ordered_json plan;
+  plan["format"] = kPlanFormat;
+  plan["version"] = kFormatVersion;
+  plan["schedule"] = ordered_json::array();
+  for (int64_t s = 0; s < steps; ++s) plan["schedule"].push_back(s);
+  plan["alignment"] = kArenaAlignment;
+  plan["arena_bytes"] = arena;
+  plan["buffers"] = ordered_json::array();
+  for (const Lifetime& b : buffers) {
+    plan["buffers"].push_back({{"tensor", b.tensor},
+                               {"offset", b.offset},
+                               {"bytes", b.bytes},
+                               {"first_step", b.first},
+                               {"last_step", b.last}});
+  }
+  plan["weights"] = {{"file", kWeightsFile}, {"tensors", weight_names}};  // relative to the prefix
+
+  std::vector<sdk::OwnedTensor> weights;
+  for (const std::string& name : weight_names) {
+    const sdk::TensorView t = *graph.initializer(name);
+    const auto* p = static_cast<const uint8_t*>(t.data());
+    weights.push_back({name, t.dtype(), t.shape(), {p, p + t.size_bytes()}});
+  }
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    const sdk::NodeView n = graph.node(i);
+    for (const enp_attribute_t& a : n.attributes()) {
+      if (a.type != ENP_ATTR_TENSOR || !a.t) continue;
+      const sdk::TensorView t(a.t);
+      const auto* p = static_cast<const uint8_t*>(t.data());
+      weights.push_back({attribute_key(n, a.name), t.dtype(), t.shape(), {p, p + t.size_bytes()}});
+    }
+  }
+  out.write_file(prefix + kGraphFile, g.dump(2) + "\n");
+  out.write_file(prefix + kPlanFile, plan.dump(2) + "\n");
+  out.write_tensors(prefix + kWeightsFile, weights);
+}
+
+}  // namespace eulernpu::kit
