@@ -1,5 +1,6 @@
 """Bad input of every kind: a three-line error with its docs anchor, a
 non-zero exit, and nothing left at the output path."""
+import json
 import os
 import shutil
 import unittest
@@ -200,6 +201,22 @@ class NpzErrorTest(CliTestCase):
             f.write(plan.replace('"arena_bytes": 128', '"arena_bytes": 99999999999999999'))
         self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out",
                    self.path("r.npz"), title="artifact is corrupt")
+
+    def test_plan_naming_a_weights_file_outside_the_artifact_is_refused(self):
+        # plan.json names its weights file: it must stay a plain path inside
+        # the artifact, whatever the file says.
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        with open(self.path("a", "plan.json")) as f:
+            plan = f.read()
+        self.assertIn('"file": "weights/cpu_ref.npz"', plan)
+        for bad in ("../weights.npz", "/etc/weights.npz", "weights/./cpu_ref.npz",
+                    "weights/cpu_ref.bin", ""):
+            with open(self.path("a", "plan.json"), "w") as f:
+                f.write(plan.replace('"file": "weights/cpu_ref.npz"', json.dumps({"file": bad})[1:-1]))
+            self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out",
+                       self.path("r.npz"), title="artifact is corrupt",
+                       where="plan.json names no valid weights file")
+            self.assert_absent(self.path("r.npz"))
 
 
 class CompareErrorTest(CliTestCase):

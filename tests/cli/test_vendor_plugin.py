@@ -21,6 +21,9 @@ from harness import BUILD_DIR, SOURCE_DIR, TINY_MLP, CliTestCase
 VENDOR_SOURCE = os.path.join(SOURCE_DIR, "examples", "vendor_plugin")
 PLUGIN_FILE = "libeulernpu_acme_npu.so"
 ACME_OPS = {"Gemm", "MatMul", "Add", "Relu", "Softmax"}
+INT8_OPS = {"QConv", "QConvTranspose", "QGemm", "QMatMul", "QAdd", "QSub", "QMul", "QAveragePool",
+            "QGlobalAveragePool", "QConcat", "QLookup", "QSoftmax"}
+DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
 
 
 def _check_call(cmd, what):
@@ -123,13 +126,13 @@ class VendorPluginTest(CliTestCase):
 
     def test_plugins_lists_acme_npu(self):
         r = self.installed_ok("plugins")
-        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.1\.0\s+1\.3\s+\S*" +
+        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.2\.0\s+1\.3\s+\S*" +
                          re.escape(PLUGIN_FILE) + "$")
         j = json.loads(self.installed_ok("plugins", "--json").stdout)
         acme = [p for p in j["plugins"] if p["name"] == "acme_npu"]
         self.assertEqual(len(acme), 1, j["plugins"])
         self.assertEqual(acme[0]["kind"], "backend")
-        self.assertEqual(acme[0]["version"], "0.1.0")
+        self.assertEqual(acme[0]["version"], "0.2.0")
         self.assertEqual(os.path.realpath(acme[0]["path"]), os.path.realpath(self.plugin))
         self.assertEqual(j["rejected"], [])
 
@@ -147,10 +150,15 @@ class VendorPluginTest(CliTestCase):
         j = json.loads(self.installed_ok("capabilities", "--json").stdout)
         acme = [b for b in j["backends"] if b["name"] == "acme_npu"]
         self.assertEqual(len(acme), 1, [b["name"] for b in j["backends"]])
-        self.assertEqual(acme[0]["version"], "0.1.0")
-        self.assertEqual({op["op"] for op in acme[0]["ops"]}, ACME_OPS)
-        for op in acme[0]["ops"]:
+        self.assertEqual(acme[0]["version"], "0.2.0")
+        float_ops = [op for op in acme[0]["ops"] if op["op"] in ACME_OPS]
+        self.assertEqual({op["op"] for op in float_ops}, ACME_OPS)
+        for op in float_ops:
             self.assertEqual(op["dtypes"], ["float32"], op)
+        # The backend kit's int8 ops come with it: every ai.eulernpu op.
+        int8_ops = {op["op"] for op in acme[0]["ops"] if op["domain"] == "ai.eulernpu"}
+        self.assertEqual(int8_ops, INT8_OPS)
+        self.assertEqual(j["matrix"]["ai.eulernpu::QConv"]["acme_npu"], ["int8"])
         self.assertEqual([(d["name"], d["core_modes"], d["default_core_mode"])
                           for d in acme[0]["devices"]], [("acme-edge", ["single"], "single")])
         self.assertEqual(j["matrix"]["Gemm"]["acme_npu"], ["float32"])
@@ -167,20 +175,21 @@ class VendorPluginTest(CliTestCase):
         with open(os.path.join(art, "manifest.json"), encoding="utf-8") as f:
             manifest = json.load(f)
         self.assertEqual(manifest["backend"]["name"], "acme_npu")
-        self.assertEqual(manifest["backend"]["version"], "0.1.0")
+        self.assertEqual(manifest["backend"]["version"], "0.2.0")
         self.assertEqual((manifest["target_device"], manifest["core_mode"]), ("acme-edge", "single"))
         self.assertTrue(os.path.isfile(os.path.join(art, "weights", "acme_npu.npz")))
-        # The plugin writes JSON without a JSON library: any JSON reader
-        # must still accept it.
+        # The artifact is the backend kit's: graph.json and plan.json, the
+        # weights under the plugin's name.
         with open(os.path.join(art, "graph.json"), encoding="utf-8") as f:
             graph = json.load(f)
         with open(os.path.join(art, "plan.json"), encoding="utf-8") as f:
             plan = json.load(f)
         self.assertEqual([n["op"] for n in graph["nodes"]],
                          ["Gemm", "Relu", "MatMul", "Add", "Softmax"])
-        self.assertEqual(plan["order"], [0, 1, 2, 3, 4])
-        self.assertEqual({t["name"]: t["bytes"] for t in plan["tensor_bytes"]}["fc1.weight"],
-                         16 * 8 * 4)
+        self.assertEqual(plan["schedule"], [0, 1, 2, 3, 4])
+        self.assertEqual(plan["weights"]["file"], "weights/acme_npu.npz")
+        self.assertIn("fc1.weight", plan["weights"]["tensors"])
+        self.assertGreater(plan["arena_bytes"], 0)
 
         r = self.installed_ok("run", "--artifact", art,
                               "--input", os.path.join(TINY_MLP, "input.npz"), "--out", result)
@@ -190,6 +199,26 @@ class VendorPluginTest(CliTestCase):
         lines = [line for line in r.stdout.splitlines() if line.startswith("Compare  OK")]
         self.assertEqual(len(lines), 1, r.stdout)
         self.assertRegex(lines[0], r"max abs diff 0\.0(?![0-9.e])")
+
+    def test_int8_model_runs_with_cpu_refs_bytes(self):
+        # The digits CNN quantized: QuantizeLinear, two QConv, Flatten, QGemm,
+        # DequantizeLinear, all run by the kit's reference kernels.
+        outputs = {}
+        for backend in ("cpu_ref", "acme_npu"):
+            art, got = self.path(f"{backend}.art"), self.path(f"{backend}.npz")
+            self.installed_ok("compile", "--backend", backend,
+                              "--model", os.path.join(DIGITS, "cnn.onnx"),
+                              "--calib-data-path", os.path.join(DIGITS, "calib"),
+                              "--input-shape", "input=400,1,8,8", "--cpu-offload", "none",
+                              "--out", art)
+            self.installed_ok("run", "--artifact", art,
+                              "--input", os.path.join(DIGITS, "test_inputs.npz"), "--out", got)
+            with open(got, "rb") as f:
+                outputs[backend] = f.read()
+        with open(os.path.join(self.path("acme_npu.art"), "graph.json"), encoding="utf-8") as f:
+            ops = [n["op"] for n in json.load(f)["nodes"]]
+        self.assertIn("QConv", ops)
+        self.assertEqual(outputs["acme_npu"], outputs["cpu_ref"])
 
     # --- errors --------------------------------------------------------------
 

@@ -1,15 +1,19 @@
 // acme_npu: an example out-of-tree backend, the starting point for a vendor
-// port. It needs nothing but the eulernpu SDK headers and the C++ standard
-// library; its "device" is the host CPU running plain loops.
-#include "artifact_format.hpp"
+// port. It is an adapter over the SDK's backend kit: the kit writes and
+// reads the artifact, plans the arena and runs the schedule; acme_npu
+// decides what it lowers and computes its own float32 ops in the kit's
+// per-node hook. Every int8 op comes with the kit's reference kernels.
+#include "device.hpp"
+#include "eulernpu/kit/executor.hpp"
+#include "eulernpu/kit/lowering.hpp"
 #include "eulernpu/sdk/backend.hpp"
-#include "executor.hpp"
 #include "lowering.hpp"
 #include "ops.hpp"
 
 namespace acme_npu {
 
 namespace sdk = eulernpu::sdk;
+namespace kit = eulernpu::kit;
 
 class AcmeBackend : public sdk::Backend {
  public:
@@ -29,23 +33,18 @@ class AcmeBackend : public sdk::Backend {
   }
 
   void lower(const sdk::GraphView& graph, const sdk::Options&, sdk::ArtifactWriter& out) override {
-    const Lowered lowered = lower_graph(graph);
-    out.write_file(kGraphFile, write_graph_json(lowered.program));
-    out.write_file(kPlanFile, write_plan_json(lowered.program));
-    out.write_tensors(kWeightsFile, lowered.weights);
+    check_graph(graph);
+    kit::lower_graph(graph, out, "", kWeightsFile);
   }
 
-  void run(sdk::ArtifactReader& artifact, const sdk::Options&, std::span<const enp_tensor_t> inputs,
-           sdk::OutputSink& out) override {
-    // Both views stay valid until run() returns (the host owns them).
-    const Program program =
-        read_program(artifact.read_file(kGraphFile), artifact.read_file(kPlanFile));
-    const auto weights = artifact.read_tensors(kWeightsFile);
-    for (const sdk::OwnedTensor& t : execute(program, weights, inputs)) out.add(t);
+  void run(sdk::ArtifactReader& artifact, const sdk::Options& options,
+           std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
+    kit::run_artifact(artifact, options, inputs, out, "", run_on_device);
   }
 };
 
 }  // namespace acme_npu
 
-ENP_BACKEND_PLUGIN(acme_npu::AcmeBackend, "acme_npu", "0.1.0",
-                   "Acme edge NPU example: fp32 Gemm, MatMul, Add, Relu, Softmax in plain C++")
+ENP_BACKEND_PLUGIN(acme_npu::AcmeBackend, "acme_npu", "0.2.0",
+                   "Acme edge NPU example: fp32 Gemm, MatMul, Add, Relu, Softmax in plain C++; "
+                   "int8 through the backend kit")

@@ -1,14 +1,15 @@
 #include "lowering.hpp"
 
-#include <map>
-#include <set>
+#include "eulernpu/kit/lowering.hpp"
+#include "eulernpu/sdk/errors.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
 
 namespace acme_npu {
 namespace {
 
 namespace sdk = eulernpu::sdk;
 
-// A node that passed every check, in the terms the Program needs.
+// A float32 node of acme_npu's and whether it passed every check.
 struct CheckedNode {
   Op op = Op::kRelu;
   Attrs attrs;
@@ -118,91 +119,64 @@ CheckedNode check_node(const sdk::GraphView& g, size_t index) {
   return c;
 }
 
-[[noreturn]] void lowering_missing(const std::string& op, const std::string& where) {
-  throw sdk::Error(ENP_UNIMPLEMENTED, "backend lowering missing for op " + op,
-                   "backend 'acme_npu' cannot lower " + where,
-                   "run 'eulernpu capabilities --op " + op +
-                       "' to see which backends support it, then pick one with --backend",
-                   "docs/errors.md#backend-lowering-missing-for-op-x");
+// Whether a node is int8 work for the backend kit's reference kernels: an
+// ai.eulernpu op, an op that only moves int8 codes, or the float32 <-> int8
+// boundary of a quantized graph.
+bool is_int8_node(const sdk::GraphView& g, const sdk::NodeView& n) {
+  if (n.domain() == eulernpu::sdk::int8_ops::kDomain) return true;
+  if (!n.domain().empty() || n.input_count() == 0 || n.input(0).empty() || n.output_count() == 0 ||
+      n.output(0).empty()) {
+    return false;
+  }
+  const auto in = g.value(n.input(0)), out = g.value(n.output(0));
+  if (!in || !out) return false;
+  if (n.op_type() == "QuantizeLinear") return out->dtype() == ENP_DTYPE_INT8;
+  if (n.op_type() == "DequantizeLinear") return in->dtype() == ENP_DTYPE_INT8;
+  return eulernpu::sdk::int8_ops::is_movement_op(n.op_type()) && in->dtype() == ENP_DTYPE_INT8;
 }
 
 }  // namespace
 
 std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_t index) {
-  CheckedNode c = check_node(graph, index);
-  if (c.problem.empty()) return std::nullopt;
-  return std::move(c.problem);
+  if (!is_int8_node(graph, graph.node(index))) {
+    CheckedNode c = check_node(graph, index);
+    if (!c.problem.empty()) return std::move(c.problem);
+  }
+  // The kit writes and runs the artifact: what it cannot lower, we cannot.
+  return eulernpu::kit::unsupported_reason(graph, index);
 }
 
-Lowered lower_graph(const sdk::GraphView& graph) {
-  std::set<std::string, std::less<>> weight_names, input_names;
-  for (const enp_tensor_t& t : graph.initializers()) weight_names.insert(t.name);
-  for (const enp_tensor_t& t : graph.inputs()) input_names.insert(t.name);
-
-  Lowered out;
-  Program& p = out.program;
-  p.name = graph.name();
-  std::map<std::string, size_t, std::less<>> index;
-  // Tensors in first-use order, classified once: an initializer is a
-  // weight even if the graph also lists it as an input.
-  auto declare = [&](std::string_view name) {
-    auto it = index.find(name);
-    if (it != index.end()) return it->second;
-    const TensorKind kind = weight_names.count(name)  ? TensorKind::kWeight
-                            : input_names.count(name) ? TensorKind::kInput
-                                                      : TensorKind::kValue;
-    p.tensors.push_back({std::string(name), kind, graph.value(name)->shape()});
-    index.emplace(std::string(name), p.tensors.size() - 1);
-    return p.tensors.size() - 1;
+Attrs stored_attrs(const eulernpu::kit::LoweredNode& node, size_t rank) {
+  const auto& j = node.attributes;
+  // A value of the wrong type reads as the default; infer_shape() and the
+  // output's declared shape then catch what that changes.
+  auto number = [&j](const char* key, double fallback) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
   };
+  auto integer = [&j](const char* key, int64_t fallback) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+  };
+  Attrs a;
+  a.alpha = number("alpha", 1.0);
+  a.beta = number("beta", 1.0);
+  a.trans_a = integer("transA", 0);
+  a.trans_b = integer("transB", 0);
+  const int64_t axis = integer("axis", node.opset >= 13 ? -1 : 1);
+  a.axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+  return a;
+}
 
+void check_graph(const sdk::GraphView& graph) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
-    const sdk::NodeView n = graph.node(i);
-    const CheckedNode c = check_node(graph, i);
-    if (!c.problem.empty()) {
-      lowering_missing(std::string(n.op_type()), "node '" + std::string(n.name()) + "' (" +
-                                                     std::string(n.op_type()) + "): " + c.problem);
+    if (auto reason = unsupported_reason(graph, i)) {
+      const sdk::NodeView n = graph.node(i);
+      sdk::errors::lowering_missing(n.op_type(), "backend 'acme_npu' cannot lower node '" +
+                                                     std::string(n.name()) + "' (" +
+                                                     std::string(n.op_type()) + "): " + *reason);
     }
-    NodeDecl d{std::string(n.name()), c.op, {}, 0, c.attrs};
-    for (std::string_view in : c.inputs) d.inputs.push_back(declare(in));
-    d.output = declare(n.output(0));
-    p.nodes.push_back(std::move(d));
-    p.order.push_back(i);  // the host hands nodes over topologically sorted
   }
-  for (const enp_tensor_t& t : graph.outputs()) {
-    // An output no node computes is a pass-through: fine, if it is a tensor
-    // acme_npu can hold.
-    if (!index.count(std::string_view(t.name))) {
-      if (auto problem = value_problem(graph, t.name)) {
-        lowering_missing("Identity", "graph output '" + std::string(t.name) + "': " + *problem);
-      }
-    }
-    p.outputs.push_back(declare(t.name));
-  }
-
-  // Checking our own output catches a lowering bug at compile time, where
-  // it can be reported, instead of as a "corrupt" artifact at run time.
-  const std::string problem = validate(p);
-  if (!problem.empty()) {
-    throw sdk::Error(ENP_INTERNAL, "internal plugin error",
-                     "acme_npu lowered an invalid program: " + problem,
-                     "report this to Acme with the model");
-  }
-
-  for (const TensorDecl& t : p.tensors) {
-    if (t.kind != TensorKind::kWeight) continue;
-    const sdk::TensorView w = *graph.initializer(t.name);
-    if ((!w.has_data() && w.size_bytes() > 0) ||
-        w.size_bytes() != static_cast<uint64_t>(float_bytes(t.shape))) {
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "model tensor data is inconsistent",
-                       "initializer '" + t.name + "' does not hold " + sdk::shape_string(t.shape) +
-                           " float32 values",
-                       "re-export the model");
-    }
-    const auto* bytes = static_cast<const uint8_t*>(w.data());
-    out.weights.push_back({t.name, ENP_DTYPE_FLOAT32, t.shape, {bytes, bytes + w.size_bytes()}});
-  }
-  return out;
 }
 
 }  // namespace acme_npu

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/graph.hpp"
+#include "eulernpu/sdk/int8_ops.hpp"
 
 namespace acme_npu {
 namespace {
 
 constexpr uint32_t kF32 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT32);
+constexpr uint32_t kI8 = ENP_DTYPE_BIT(ENP_DTYPE_INT8);
+
+namespace kit = eulernpu::kit;
 
 struct OpRow {
   Op op;
@@ -100,6 +105,23 @@ const std::vector<enp_op_support_t>& op_declarations() {
   static const std::vector<enp_op_support_t> decls = [] {
     std::vector<enp_op_support_t> d;
     for (const OpRow& r : kOps) d.push_back({"", r.name, r.since_version, 0, kF32, r.constraints});
+    // The int8 ops come with the backend kit: its reference kernels run
+    // them, so a quantized model runs here with cpu_ref's bytes.
+    for (const kit::OpEntry& e : kit::op_table()) {
+      const std::string_view domain(e.domain), op(e.op_type);
+      if (domain == eulernpu::sdk::int8_ops::kDomain) {
+        d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kI8, e.constraints});
+      } else if (domain.empty() && eulernpu::sdk::int8_ops::is_movement_op(op)) {
+        d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kI8,
+                     "int8 codes only (moves them; scales pass through)"});
+      } else if (domain.empty() && op == "QuantizeLinear") {
+        d.push_back(
+            {e.domain, e.op_type, e.since_version, e.until_version, kF32, "float32 to int8 only"});
+      } else if (domain.empty() && op == "DequantizeLinear") {
+        d.push_back(
+            {e.domain, e.op_type, e.since_version, e.until_version, kI8, "int8 to float32 only"});
+      }
+    }
     return d;
   }();
   return decls;

@@ -38,7 +38,8 @@ constexpr size_t kMaxRank = 8;
 const char* op_name(Op op);
 std::optional<Op> op_from_name(std::string_view name);
 
-// The table the host shows in `eulernpu capabilities`.
+// The table the host shows in `eulernpu capabilities`: the float32 ops
+// above, then the int8 ops the backend kit's reference kernels run.
 const std::vector<enp_op_support_t>& op_declarations();
 // Whether `op_type` at `opset` is one of ours.
 std::optional<Op> find_op(std::string_view op_type, int64_t opset);

@@ -47,7 +47,7 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
   // Weights stay where the host read them. Tensor attributes of nodes are
   // stored beside them as "<node>::<attribute>".
   std::map<std::string, Buffer> attribute_tensors;
-  for (const enp_tensor_t& w : artifact.read_tensors(prefix + kWeightsFile)) {
+  for (const enp_tensor_t& w : artifact.read_tensors(prefix + lowered.plan.weights_file)) {
     auto it = tensors.find(w.name);
     const sdk::TensorView v(&w);
     if (it == tensors.end() && std::string_view(w.name).find("::") != std::string_view::npos) {

@@ -121,7 +121,8 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
   return std::nullopt;
 }
 
-void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix) {
+void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix,
+                 const std::string& weights_file) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
     if (auto reason = unsupported_reason(graph, i)) {
       sdk::errors::lowering_missing(graph.node(i).op_type(),
@@ -239,7 +240,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
                                {"first_step", b.first},
                                {"last_step", b.last}});
   }
-  plan["weights"] = {{"file", kWeightsFile}, {"tensors", weight_names}};  // relative to the prefix
+  plan["weights"] = {{"file", weights_file}, {"tensors", weight_names}};  // relative to the prefix
 
   std::vector<sdk::OwnedTensor> weights;
   for (const std::string& name : weight_names) {
@@ -258,7 +259,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   }
   out.write_file(prefix + kGraphFile, g.dump(2) + "\n");
   out.write_file(prefix + kPlanFile, plan.dump(2) + "\n");
-  out.write_tensors(prefix + kWeightsFile, weights);
+  out.write_tensors(prefix + weights_file, weights);
 }
 
 }  // namespace eulernpu::kit

@@ -13,7 +13,7 @@ namespace eulernpu::kit {
 
 // Where a corrupt artifact is reported when the kernel names no narrower
 // part of the reference runtime.
-inline constexpr std::string_view kArtifactScope = "cpu_ref artifact";
+inline constexpr std::string_view kArtifactScope = "lowered graph";
 
 // The artifact contradicts itself: lowering checked what the kernel finds
 // (shapes, dtypes, attributes), so only a damaged artifact gets here. The

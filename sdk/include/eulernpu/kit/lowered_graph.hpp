@@ -21,7 +21,8 @@ inline constexpr std::string_view kPlanFormat = "eulernpu-cpu_ref-plan";
 inline constexpr int kFormatVersion = 1;
 inline constexpr const char* kGraphFile = "graph.json";
 inline constexpr const char* kPlanFile = "plan.json";
-// Relative to the prefix the lowering was written under.
+// The weights file lower_graph() writes unless told another name; plan.json
+// records the name, relative to the prefix the lowering was written under.
 inline constexpr const char* kWeightsFile = "weights/cpu_ref.npz";
 
 // Largest arena (and tensor) an artifact may ask for; more is a corrupt plan.
@@ -59,6 +60,7 @@ struct Plan {
   std::vector<size_t> schedule;  // indices into LoweredGraph::nodes
   int64_t arena_bytes = 0;
   std::vector<PlannedBuffer> buffers;
+  std::string weights_file;  // relative to the prefix; a plain path inside the artifact
 };
 
 struct LoweredArtifact {

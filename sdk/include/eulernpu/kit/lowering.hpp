@@ -17,8 +17,9 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
 // Throws "backend lowering missing for op X" (sdk/errors.hpp) for the first
 // node unsupported_reason() refuses. `prefix` ("" or "dir/") places the
 // files inside the artifact, so a backend can embed this lowering as its
-// functional model beside its own files.
+// functional model beside its own files. `weights_file` (relative to the
+// prefix, recorded in plan.json) names the weights after the backend.
 void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
-                 const std::string& prefix = "");
+                 const std::string& prefix = "", const std::string& weights_file = kWeightsFile);
 
 }  // namespace eulernpu::kit
