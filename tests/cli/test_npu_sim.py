@@ -19,11 +19,8 @@ import numpy as np
 import onnx
 
 from harness import PLUGIN_DIR, SOURCE_DIR, CliTestCase, run
-from test_quantize_ops import attention, conv_net
+import int8_identity
 
-DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
-CALIB = os.path.join(DIGITS, "calib")
-BATCH = 8
 MODES = ["single", "multi", "global4", "global8"]
 REPORT_KEYS = {"format", "version", "device", "core_mode", "clock_mhz", "ops", "totals",
                "summary"}
@@ -64,27 +61,6 @@ core_modes: [single]
 """
 
 
-def wide_conv(rng):
-    """Two 3x3 convs over 64 channels (the second strided), padded: their
-    tiles need halos, padding taps and K slices on a small SRAM."""
-    def w(name, *shape):
-        return onnx.numpy_helper.from_array(
-            rng.normal(0, 1 / np.sqrt(np.prod(shape[1:])), shape).astype(np.float32), name)
-    h = onnx.helper
-    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], "wide1", pads=[1, 1, 1, 1]),
-             h.make_node("Relu", ["c1"], ["r1"], "relu"),
-             h.make_node("Conv", ["r1", "w2"], ["y"], "wide2", pads=[1, 0, 1, 2],
-                         strides=[2, 2])]
-    g = h.make_graph(nodes, "wideconv",
-                     [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 64, 9, 11])],
-                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
-                     [w("w1", 24, 64, 3, 3),
-                      onnx.numpy_helper.from_array(
-                          rng.normal(0, 0.1, 24).astype(np.float32), "b1"),
-                      w("w2", 16, 24, 3, 3)])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 14)]), (1, 64, 9, 11), []
-
-
 def must(r, what):
     if r.returncode != 0:
         raise RuntimeError(f"{what} failed:\n{r.stdout}{r.stderr}")
@@ -98,36 +74,11 @@ def sha256(path):
 class NpuSimTest(CliTestCase):
     @classmethod
     def setUpClass(cls):
-        """Quantizes every test model once: its int8 graph (.mblt), inputs,
-        and cpu_ref's outputs for them, the reference for every mode."""
+        """Quantizes every test model of the int8 identity suite once: its
+        int8 graph (.mblt), inputs, and cpu_ref's outputs for them, the
+        reference for every device and mode."""
         cls.shared = tempfile.mkdtemp(prefix="eulernpu-npusim-")
-        cls.models = {}
-        rng = np.random.default_rng(11)
-        with np.load(os.path.join(DIGITS, "test_inputs.npz")) as f:
-            digits_in = {k: f[k][:BATCH] for k in f.files}
-        specs = []
-        for name in ("mlp", "cnn"):
-            specs.append((name, os.path.join(DIGITS, name + ".onnx"), CALIB, digits_in,
-                          ["--input-shape", f"input={BATCH},1,8,8"]))
-        for build in (conv_net, attention, wide_conv):
-            model, shape, _ = build(np.random.default_rng(7))
-            path = os.path.join(cls.shared, model.graph.name + ".onnx")
-            onnx.save(model, path)
-            calib = os.path.join(cls.shared, model.graph.name + "_calib")
-            os.mkdir(calib)
-            for i in range(8):
-                np.save(os.path.join(calib, f"s{i}.npy"),
-                        rng.normal(0, 1, shape).astype(np.float32))
-            specs.append((model.graph.name, path, calib,
-                          {"x": rng.normal(0, 1, shape).astype(np.float32)}, []))
-        for name, path, calib, inputs, extra in specs:
-            base = os.path.join(cls.shared, name)
-            np.savez(base + ".in.npz", **inputs)
-            must(run("compile", "--model", path, "--calib-data-path", calib, "--out",
-                     base + ".cpu", "--save-quantized-ir", base + ".mblt", *extra), name)
-            must(run("run", "--artifact", base + ".cpu", "--input", base + ".in.npz", "--out",
-                     base + ".cpu.npz"), name)
-            cls.models[name] = base
+        cls.models = int8_identity.quantize_models(run, cls.shared)
 
     @classmethod
     def tearDownClass(cls):
@@ -152,16 +103,9 @@ class NpuSimTest(CliTestCase):
     # --- functional model ----------------------------------------------------
 
     def test_outputs_byte_identical_to_cpu_ref(self):
-        for name in sorted(self.models):
-            for mode in MODES:
-                with self.subTest(model=name, mode=mode):
-                    art = self.path(f"{name}-{mode}")
-                    self.compile_npu(name, art, "--target-device", "npu8",
-                                     "--inference-scheme", mode)
-                    out, r = self.run_npu(name, art)
-                    self.assertIn(f"core mode {mode}", r.stdout)
-                    with open(out, "rb") as got, open(self.models[name] + ".cpu.npz", "rb") as want:
-                        self.assertEqual(got.read(), want.read())
+        # The int8 identity suite: every model, every device and core mode.
+        checked = int8_identity.check_backend(self, run, "npu_sim", self.models, self.tmp)
+        self.assertIn(("npu8", "global8"), checked)
 
     def small_sram_device(self):
         extra = self.path("devices")
@@ -353,8 +297,8 @@ class NpuSimTest(CliTestCase):
 
     def test_float_op_is_backend_lowering_missing(self):
         # Without CPU offload (the default offloads: test_partitions.py).
-        _, m = self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"),
-                          "--input-shape", f"input={BATCH},1,8,8", "--backend", "npu_sim",
+        _, m = self.error("compile", "--model", os.path.join(int8_identity.DIGITS, "mlp.onnx"),
+                          "--input-shape", f"input={int8_identity.BATCH},1,8,8", "--backend", "npu_sim",
                           "--cpu-offload", "none", "--out", self.path("x"),
                           title="backend lowering missing for op [A-Za-z]+")
         self.assertIn("eulernpu capabilities", m["fix"])

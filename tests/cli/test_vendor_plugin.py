@@ -16,6 +16,7 @@ import unittest
 import numpy as np
 
 import harness
+import int8_identity
 from harness import BUILD_DIR, SOURCE_DIR, TINY_MLP, CliTestCase
 
 VENDOR_SOURCE = os.path.join(SOURCE_DIR, "examples", "vendor_plugin")
@@ -23,7 +24,6 @@ PLUGIN_FILE = "libeulernpu_acme_npu.so"
 ACME_OPS = {"Gemm", "MatMul", "Add", "Relu", "Softmax"}
 INT8_OPS = {"QConv", "QConvTranspose", "QGemm", "QMatMul", "QAdd", "QSub", "QMul", "QAveragePool",
             "QGlobalAveragePool", "QConcat", "QLookup", "QSoftmax"}
-DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
 
 
 def _check_call(cmd, what):
@@ -200,25 +200,27 @@ class VendorPluginTest(CliTestCase):
         self.assertEqual(len(lines), 1, r.stdout)
         self.assertRegex(lines[0], r"max abs diff 0\.0(?![0-9.e])")
 
-    def test_int8_model_runs_with_cpu_refs_bytes(self):
-        # The digits CNN quantized: QuantizeLinear, two QConv, Flatten, QGemm,
-        # DequantizeLinear, all run by the kit's reference kernels.
-        outputs = {}
-        for backend in ("cpu_ref", "acme_npu"):
-            art, got = self.path(f"{backend}.art"), self.path(f"{backend}.npz")
-            self.installed_ok("compile", "--backend", backend,
-                              "--model", os.path.join(DIGITS, "cnn.onnx"),
-                              "--calib-data-path", os.path.join(DIGITS, "calib"),
-                              "--input-shape", "input=400,1,8,8", "--cpu-offload", "none",
-                              "--out", art)
-            self.installed_ok("run", "--artifact", art,
-                              "--input", os.path.join(DIGITS, "test_inputs.npz"), "--out", got)
-            with open(got, "rb") as f:
-                outputs[backend] = f.read()
-        with open(os.path.join(self.path("acme_npu.art"), "graph.json"), encoding="utf-8") as f:
-            ops = [n["op"] for n in json.load(f)["nodes"]]
-        self.assertIn("QConv", ops)
-        self.assertEqual(outputs["acme_npu"], outputs["cpu_ref"])
+    def test_int8_identity_suite(self):
+        # Every quantized test model gives cpu_ref's bytes on acme_npu: its
+        # int8 ops are the backend kit's, run around its own hook.
+        def run(*args):
+            return self.installed(*args)
+        os.mkdir(self.path("models"))
+        models = int8_identity.quantize_models(run, self.path("models"))
+        self.assertEqual(int8_identity.check_backend(self, run, "acme_npu", models, self.tmp),
+                         [("acme-edge", "single")])
+
+    def test_onnx_conformance_suite(self):
+        # The build's conformance runner loads the out-of-tree plugin beside
+        # the build's plugins; every case of its expected list must pass.
+        runner = os.path.join(BUILD_DIR, "bin", "conformance_runner")
+        r = subprocess.run([runner, "--backend", "acme_npu", "--plugin-dir", self.vendor_build,
+                            "--expected", os.path.join(SOURCE_DIR, "tests", "conformance",
+                                                       "expected", "acme_npu.txt"),
+                            "node", "pytorch-converted", "pytorch-operator", "simple"],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-4000:])
+        self.assertRegex(r.stdout, r"(?m)^conformance: [1-9][0-9]* passed, 0 failed")
 
     # --- errors --------------------------------------------------------------
 

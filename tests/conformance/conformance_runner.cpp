@@ -1,6 +1,6 @@
 // The ONNX conformance runner: every case of the ONNX backend-test suites
-// through import, lower and run on cpu_ref, in process, judged against the
-// expected outputs. See docs/conformance.md (which it generates).
+// through import, lower and run on a backend (--backend, default cpu_ref), in process, judged
+// against the expected outputs. See docs/conformance.md (which it generates).
 #include <signal.h>
 #include <unistd.h>
 
@@ -37,14 +37,24 @@ namespace {
 // How docs/conformance.md and expected_pass.txt are regenerated, from the
 // repository root. Fixed text: the docs must not depend on how this run
 // was started.
-constexpr const char* kRegenerate =
-    "cmake --build build -j2\n"
-    "build/bin/conformance_runner --plugin-dir build/lib/eulernpu/plugins \\\n"
-    "    --write-expected tests/conformance/expected_pass.txt \\\n"
-    "    --write-docs docs/conformance.md";
+std::string regenerate_command(const std::string& backend) {
+  const std::string docs =
+      backend == "cpu_ref" ? "docs/conformance.md" : "docs/conformance/" + backend + ".md";
+  return "cmake --build build -j2\n"
+         "build/bin/conformance_runner --plugin-dir build/lib/eulernpu/plugins" +
+         (backend == "cpu_ref" ? std::string() : " --backend " + backend) +
+         " \\\n"
+         "    --write-expected tests/conformance/expected/" +
+         backend +
+         ".txt \\\n"
+         "    --write-docs " +
+         docs;
+}
 
 struct Args {
-  fs::path plugin_dir, suite_root, tolerances;
+  std::string backend, target_device, inference_scheme;
+  std::vector<fs::path> plugin_dirs;  // searched in order
+  fs::path suite_root, tolerances;
   std::vector<std::string> suites, cases;
   std::string expected, write_expected, write_docs, check_docs;
   bool verbose = false;
@@ -102,10 +112,16 @@ void leave_case() {
 
 std::optional<Args> parse_args(int argc, char** argv) {
   cxxopts::Options options("conformance_runner",
-                           "Runs the ONNX backend-test suites on cpu_ref, in process.");
+                           "Runs the ONNX backend-test suites on a backend, in process.");
   options.positional_help("[SUITE...]");
-  options.add_options()("plugin-dir", "plugin directory (the build's)",
-                        cxxopts::value<std::string>()->default_value(EULERNPU_DEFAULT_PLUGIN_DIR))(
+  options.add_options()("backend", "the backend plugin to test",
+                        cxxopts::value<std::string>()->default_value("cpu_ref"))(
+      "target-device", "its target device (default: the backend's first)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "inference-scheme", "its core mode (default: the device's default)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "plugin-dir", "a plugin directory, searched before the build's (repeatable)",
+      cxxopts::value<std::vector<std::string>>())(
       "suite-root", "directory holding the suites",
       cxxopts::value<std::string>()->default_value(EULERNPU_DEFAULT_SUITE_ROOT))(
       "tolerances", "per-case tolerance overrides",
@@ -129,7 +145,20 @@ std::optional<Args> parse_args(int argc, char** argv) {
     return std::nullopt;
   }
   Args a;
-  a.plugin_dir = r["plugin-dir"].as<std::string>();
+  a.backend = r["backend"].as<std::string>();
+  a.target_device = r["target-device"].as<std::string>();
+  a.inference_scheme = r["inference-scheme"].as<std::string>();
+  // The build's plugins come last, so a vendor's directory adds its backend
+  // to the onnx frontend it needs.
+  if (r.count("plugin-dir")) {
+    for (const std::string& d : r["plugin-dir"].as<std::vector<std::string>>()) {
+      a.plugin_dirs.push_back(d);
+    }
+  }
+  if (std::find(a.plugin_dirs.begin(), a.plugin_dirs.end(),
+                fs::path(EULERNPU_DEFAULT_PLUGIN_DIR)) == a.plugin_dirs.end()) {
+    a.plugin_dirs.push_back(EULERNPU_DEFAULT_PLUGIN_DIR);
+  }
   a.suite_root = r["suite-root"].as<std::string>();
   a.tolerances = r["tolerances"].as<std::string>();
   a.suites = r.count("suites") ? r["suites"].as<std::vector<std::string>>() : default_suites();
@@ -168,12 +197,15 @@ InRun in_run_of(const Args& a) {
 // --- setup ------------------------------------------------------------------
 
 const host::LoadedPlugin& require_plugin(const host::PluginRegistry& registry,
-                                         const std::string& name, const fs::path& dir) {
+                                         const std::string& name,
+                                         const std::vector<fs::path>& dirs) {
   if (const host::LoadedPlugin* p = registry.find(name)) return *p;
   std::string rejected;
   for (const auto& r : registry.rejected()) rejected += "\n  " + r.path.string() + ": " + r.reason;
-  throw SetupError("plugin '" + name + "' is not in '" + dir.string() +
-                   "'; build it, or pass the build's plugin directory with --plugin-dir" +
+  std::string where;
+  for (const fs::path& d : dirs) where += (where.empty() ? "'" : ", '") + d.string() + "'";
+  throw SetupError("plugin '" + name + "' is not in " + where +
+                   "; build it, or pass its directory with --plugin-dir" +
                    (rejected.empty() ? "" : "; rejected libraries:" + rejected));
 }
 
@@ -310,7 +342,8 @@ bool finish(const Args& a, const Lists& lists, const std::vector<CaseResult>& re
     const std::string have = read_text(a.check_docs);
     if (have != docs) {
       std::printf("STALE %s differs from this run at %s\nregenerate it with:\n%s\n",
-                  a.check_docs.c_str(), first_difference(docs, have).c_str(), kRegenerate);
+                  a.check_docs.c_str(), first_difference(docs, have).c_str(),
+                  regenerate_command(a.backend).c_str());
       ok = false;
     }
   }
@@ -332,11 +365,13 @@ int run(const Args& a) {
     throw SetupError("no case of the selected suites matches --case" + names);
   }
 
-  const auto registry = host::PluginRegistry::discover({a.plugin_dir}, "", fs::path());
-  require_plugin(registry, "onnx", a.plugin_dir);
-  const host::LoadedPlugin& backend = require_plugin(registry, "cpu_ref", a.plugin_dir);
-  const auto [device, core_mode] = host::resolve_target(backend, "", "");
-  const std::string dirs = a.plugin_dir.string();
+  const auto registry = host::PluginRegistry::discover(a.plugin_dirs, "", fs::path());
+  require_plugin(registry, "onnx", a.plugin_dirs);
+  const host::LoadedPlugin& backend = require_plugin(registry, a.backend, a.plugin_dirs);
+  const auto [device, core_mode] =
+      host::resolve_target(backend, a.target_device, a.inference_scheme);
+  std::string dirs;
+  for (const fs::path& d : a.plugin_dirs) dirs += (dirs.empty() ? "" : ":") + d.string();
   const Target target{
       registry,
       backend,
@@ -350,7 +385,9 @@ int run(const Args& a) {
   std::printf("%s\n", summary_line(results).c_str());
   if (a.slowest > 0) print_slowest(timings, a.slowest);
 
-  const bool ok = finish(a, lists, results, render_docs(results, a.suites, overrides, kRegenerate));
+  const bool ok =
+      finish(a, lists, results,
+             render_docs(results, a.suites, overrides, regenerate_command(a.backend), a.backend));
   // Running chosen cases is for debugging one: say through the exit status
   // whether they failed.
   const bool chosen_failed =

@@ -49,6 +49,6 @@ std::vector<std::string> updated_expected(const std::vector<std::string>& listed
 std::string render_docs(const std::vector<CaseResult>& results,
                         const std::vector<std::string>& suites,
                         const std::map<std::string, ToleranceOverride>& overrides,
-                        const std::string& command);
+                        const std::string& command, const std::string& backend);
 
 }  // namespace eulernpu::conformance

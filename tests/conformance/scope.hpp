@@ -28,8 +28,8 @@ inline constexpr const char* kSkipDomain = "ops of non-default domains";
 inline constexpr const char* kSkipNonTensor = "sequence, optional or map values";
 inline constexpr const char* kSkipString = "string tensors";
 inline constexpr const char* kSkipHostDtype = "dtypes the host does not carry";
-inline constexpr const char* kSkipUndeclared = "cpu_ref: op not declared";
-inline constexpr const char* kSkipUnsupported = "cpu_ref: node not supported (query)";
+inline constexpr const char* kSkipUndeclared = "op not declared by the backend";
+inline constexpr const char* kSkipUnsupported = "node not supported by the backend (query)";
 
 // The model's opset of the default domain; 0 if it imports none.
 int64_t default_opset(const onnx::ModelProto& model);

@@ -119,9 +119,9 @@ CheckedNode check_node(const sdk::GraphView& g, size_t index) {
   return c;
 }
 
-// Whether a node is int8 work for the backend kit's reference kernels: an
-// ai.eulernpu op, an op that only moves int8 codes, or the float32 <-> int8
-// boundary of a quantized graph.
+// Whether a node is work for the backend kit's reference kernels: an
+// ai.eulernpu op, an op that only moves int8 codes (or float32 values), or
+// the float32 <-> int8 boundary of a quantized graph.
 bool is_int8_node(const sdk::GraphView& g, const sdk::NodeView& n) {
   if (n.domain() == eulernpu::sdk::int8_ops::kDomain) return true;
   if (!n.domain().empty() || n.input_count() == 0 || n.input(0).empty() || n.output_count() == 0 ||
@@ -132,7 +132,10 @@ bool is_int8_node(const sdk::GraphView& g, const sdk::NodeView& n) {
   if (!in || !out) return false;
   if (n.op_type() == "QuantizeLinear") return out->dtype() == ENP_DTYPE_INT8;
   if (n.op_type() == "DequantizeLinear") return in->dtype() == ENP_DTYPE_INT8;
-  return eulernpu::sdk::int8_ops::is_movement_op(n.op_type()) && in->dtype() == ENP_DTYPE_INT8;
+  // Moving float32 values is exact too: a quantized graph flattens or
+  // reshapes its float32 input before quantizing it.
+  return eulernpu::sdk::int8_ops::is_movement_op(n.op_type()) &&
+         (in->dtype() == ENP_DTYPE_INT8 || in->dtype() == ENP_DTYPE_FLOAT32);
 }
 
 }  // namespace

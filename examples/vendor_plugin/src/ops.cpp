@@ -112,8 +112,8 @@ const std::vector<enp_op_support_t>& op_declarations() {
       if (domain == eulernpu::sdk::int8_ops::kDomain) {
         d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kI8, e.constraints});
       } else if (domain.empty() && eulernpu::sdk::int8_ops::is_movement_op(op)) {
-        d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kI8,
-                     "int8 codes only (moves them; scales pass through)"});
+        d.push_back({e.domain, e.op_type, e.since_version, e.until_version, kI8 | kF32,
+                     "moves int8 codes (scales pass through) or float32 values"});
       } else if (domain.empty() && op == "QuantizeLinear") {
         d.push_back(
             {e.domain, e.op_type, e.since_version, e.until_version, kF32, "float32 to int8 only"});
