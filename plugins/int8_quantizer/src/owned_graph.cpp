@@ -4,22 +4,6 @@
 
 namespace eulernpu::int8_quantizer {
 
-Attr Attr::integer(std::string name, int64_t v) {
-  Attr a;
-  a.name = std::move(name);
-  a.type = ENP_ATTR_INT;
-  a.i = v;
-  return a;
-}
-
-Attr Attr::integers(std::string name, std::vector<int64_t> v) {
-  Attr a;
-  a.name = std::move(name);
-  a.type = ENP_ATTR_INTS;
-  a.ints = std::move(v);
-  return a;
-}
-
 const Attr* Node::attr(const std::string& key) const {
   for (const Attr& a : attributes) {
     if (a.name == key) return &a;
@@ -133,50 +117,7 @@ void OwnedGraph::emit(sdk::GraphBuilder& out) const {
   }
   for (const auto& [n, t] : outputs) out.add_output(n, t.dtype);
   for (const auto& [n, t] : initializers) out.add_initializer(t.view());
-  for (const Node& n : nodes) {
-    std::vector<const char*> ins, outs;
-    for (const auto& s : n.inputs) ins.push_back(s.c_str());
-    for (const auto& s : n.outputs) outs.push_back(s.c_str());
-    // Pointer arrays per attribute, alive until add_node has copied them.
-    std::vector<std::vector<const char*>> string_ptrs(n.attributes.size());
-    std::vector<enp_tensor_t> tensors(n.attributes.size());
-    std::vector<enp_attribute_t> attrs;
-    for (size_t k = 0; k < n.attributes.size(); ++k) {
-      const Attr& a = n.attributes[k];
-      enp_attribute_t e{};
-      e.name = a.name.c_str();
-      e.type = a.type;
-      e.i = a.i;
-      e.f = a.f;
-      e.s = a.s.c_str();
-      e.s_size = a.s.size();
-      if (a.type == ENP_ATTR_INTS) {
-        e.ints = a.ints.data();
-        e.count = a.ints.size();
-      } else if (a.type == ENP_ATTR_FLOATS) {
-        e.floats = a.floats.data();
-        e.count = a.floats.size();
-      } else if (a.type == ENP_ATTR_STRINGS) {
-        for (const auto& s : a.strings) string_ptrs[k].push_back(s.c_str());
-        e.strings = string_ptrs[k].data();
-        e.count = a.strings.size();
-      } else if (a.type == ENP_ATTR_TENSOR && a.t) {
-        tensors[k] = a.t->view();
-        e.t = &tensors[k];
-      }
-      attrs.push_back(e);
-    }
-    const enp_node_t node{n.name.c_str(),
-                          n.op_type.c_str(),
-                          n.domain.c_str(),
-                          ins.data(),
-                          static_cast<uint32_t>(ins.size()),
-                          outs.data(),
-                          static_cast<uint32_t>(outs.size()),
-                          attrs.data(),
-                          static_cast<uint32_t>(attrs.size())};
-    out.add_node(node);
-  }
+  for (const Node& n : nodes) sdk::add_node(out, n);
   for (const auto& [k, v] : metadata) out.set_metadata(k, v);
 }
 

@@ -11,29 +11,14 @@
 
 #include "eulernpu/sdk/frontend.hpp"
 #include "eulernpu/sdk/graph.hpp"
+#include "eulernpu/sdk/owned_node.hpp"
 
 namespace eulernpu::int8_quantizer {
 
-struct Attr {
-  std::string name;
-  int32_t type = ENP_ATTR_UNDEFINED;
-  int64_t i = 0;
-  double f = 0;
-  std::string s;
-  std::vector<int64_t> ints;
-  std::vector<double> floats;
-  std::vector<std::string> strings;
-  std::optional<sdk::OwnedTensor> t;
+using Attr = sdk::OwnedAttribute;
 
-  static Attr integer(std::string name, int64_t v);
-  static Attr integers(std::string name, std::vector<int64_t> v);
-};
-
-struct Node {
-  std::string name, op_type, domain;
-  std::vector<std::string> inputs, outputs;
-  std::vector<Attr> attributes;
-
+// An owned node with the attribute lookups the rewrite reads.
+struct Node : sdk::OwnedNode {
   const Attr* attr(const std::string& key) const;
   int64_t attr_int(const std::string& key, int64_t fallback) const;
   double attr_float(const std::string& key, double fallback) const;

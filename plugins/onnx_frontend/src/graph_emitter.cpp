@@ -1,9 +1,9 @@
 #include "graph_emitter.hpp"
 
 #include "eulernpu/sdk/lowbit.hpp"
+#include "eulernpu/sdk/owned_node.hpp"
 
 #include <cstring>
-#include <deque>
 #include <set>
 
 namespace eulernpu::onnx_frontend {
@@ -324,69 +324,51 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
     // Unnamed nodes are common in exported models; errors need a name.
     const std::string name =
         n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-    std::vector<const char*> inputs, outputs;
-    for (const auto& s : n.input()) inputs.push_back(s.c_str());
-    for (const auto& s : n.output()) outputs.push_back(s.c_str());
-    std::vector<enp_attribute_t> attrs;
-    std::deque<std::vector<int64_t>> ints;
-    std::deque<std::vector<double>> floats;
-    std::deque<std::vector<const char*>> strings;
-    std::deque<RawTensor> tensors;
-    std::deque<enp_tensor_t> tensor_views;
-    std::deque<std::string> graphs;
+    sdk::OwnedNode node{name,
+                        n.op_type(),
+                        n.domain() == "ai.onnx" ? "" : n.domain(),
+                        {n.input().begin(), n.input().end()},
+                        {n.output().begin(), n.output().end()},
+                        {}};
     for (const auto& a : n.attribute()) {
-      enp_attribute_t e{};
-      e.name = a.name().c_str();
+      using A = sdk::OwnedAttribute;
       switch (a.type()) {
         case onnx::AttributeProto::FLOAT:
-          e.type = ENP_ATTR_FLOAT;
-          e.f = a.f();
+          node.attributes.push_back(A::real(a.name(), a.f()));
           break;
         case onnx::AttributeProto::INT:
-          e.type = ENP_ATTR_INT;
-          e.i = a.i();
+          node.attributes.push_back(A::integer(a.name(), a.i()));
           break;
         case onnx::AttributeProto::STRING:
-          e.type = ENP_ATTR_STRING;
-          e.s = a.s().data();
-          e.s_size = a.s().size();
+          node.attributes.push_back(A::text(a.name(), a.s()));
           break;
-        case onnx::AttributeProto::TENSOR:
-          e.type = ENP_ATTR_TENSOR;
-          tensors.push_back(raw_tensor(a.t(), model_path));
-          e.t = &tensor_views.emplace_back(tensors.back().view());
-          break;
-        case onnx::AttributeProto::FLOATS:
-          e.type = ENP_ATTR_FLOATS;
-          e.floats = floats.emplace_back(a.floats().begin(), a.floats().end()).data();
-          e.count = static_cast<uint64_t>(a.floats_size());
-          break;
-        case onnx::AttributeProto::INTS:
-          e.type = ENP_ATTR_INTS;
-          e.ints = ints.emplace_back(a.ints().begin(), a.ints().end()).data();
-          e.count = static_cast<uint64_t>(a.ints_size());
-          break;
-        case onnx::AttributeProto::STRINGS: {
-          auto& l = strings.emplace_back();
-          for (const auto& s : a.strings()) l.push_back(s.c_str());
-          e.type = ENP_ATTR_STRINGS;
-          e.strings = l.data();
-          e.count = l.size();
+        case onnx::AttributeProto::TENSOR: {
+          RawTensor t = raw_tensor(a.t(), model_path);
+          node.attributes.push_back(A::tensor(
+              a.name(), sdk::OwnedTensor{std::move(t.name), t.dtype, std::move(t.dims),
+                                         std::vector<uint8_t>(t.bytes.begin(), t.bytes.end())}));
           break;
         }
+        case onnx::AttributeProto::FLOATS:
+          node.attributes.push_back(A::reals(a.name(), {a.floats().begin(), a.floats().end()}));
+          break;
+        case onnx::AttributeProto::INTS:
+          node.attributes.push_back(A::integers(a.name(), {a.ints().begin(), a.ints().end()}));
+          break;
+        case onnx::AttributeProto::STRINGS:
+          node.attributes.push_back(A::texts(a.name(), {a.strings().begin(), a.strings().end()}));
+          break;
         case onnx::AttributeProto::GRAPH: {
           // The host inlines an If whose condition becomes constant; the
           // subgraph crosses as ONNX's own serialized bytes (abi.h).
-          std::string& bytes = graphs.emplace_back();
+          std::string bytes;
           if (!a.g().SerializeToString(&bytes)) {
             throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt",
                         model_path + ": node '" + name + "': subgraph '" + a.name() +
                             "' cannot be serialized",
                         "re-export the model");
           }
-          e.type = ENP_ATTR_GRAPH;
-          e.s = bytes.data();
-          e.s_size = bytes.size();
+          node.attributes.push_back(A::graph(a.name(), std::move(bytes)));
           break;
         }
         default:
@@ -396,18 +378,8 @@ void emit_graph(const onnx::ModelProto& model, const ShapeOverrides& overrides,
                           "subgraphs, sparse tensors, type protos)",
                       "rewrite the node without it (for example with onnx-simplifier)");
       }
-      attrs.push_back(e);
     }
-    enp_node_t node{name.c_str(),
-                    n.op_type().c_str(),
-                    n.domain() == "ai.onnx" ? "" : n.domain().c_str(),
-                    inputs.data(),
-                    static_cast<uint32_t>(inputs.size()),
-                    outputs.data(),
-                    static_cast<uint32_t>(outputs.size()),
-                    attrs.data(),
-                    static_cast<uint32_t>(attrs.size())};
-    out.add_node(node);
+    sdk::add_node(out, node);
   }
 }
 

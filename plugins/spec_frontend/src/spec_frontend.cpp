@@ -1,9 +1,9 @@
 // The spec.yaml frontend: our own model description (docs/spec.md) to IR.
-#include <deque>
 #include <filesystem>
 #include <map>
 
 #include "eulernpu/sdk/frontend.hpp"
+#include "eulernpu/sdk/owned_node.hpp"
 #include "spec_reader.hpp"
 
 namespace eulernpu::spec {
@@ -136,60 +136,31 @@ class SpecFrontend : public sdk::Frontend {
   }
 
   static void add_node(const Operator& o, sdk::GraphBuilder& out) {
-    std::vector<const char*> inputs, outputs;
-    for (const std::string& s : o.inputs) inputs.push_back(s.c_str());
-    for (const WeightRef& w : o.weights) inputs.push_back(w.key.c_str());
-    for (const std::string& s : o.outputs) outputs.push_back(s.c_str());
-    std::vector<enp_attribute_t> attrs;
-    std::deque<std::vector<const char*>> string_lists;
+    sdk::OwnedNode n{o.name, o.op, o.domain, o.inputs, o.outputs, {}};
+    for (const WeightRef& w : o.weights) n.inputs.push_back(w.key);
     for (const Attribute& a : o.attributes) {
-      enp_attribute_t e{};
-      e.name = a.name.c_str();
       switch (a.kind) {
         case Attribute::Kind::kInt:
-          e.type = ENP_ATTR_INT;
-          e.i = a.i;
+          n.attributes.push_back(sdk::OwnedAttribute::integer(a.name, a.i));
           break;
         case Attribute::Kind::kFloat:
-          e.type = ENP_ATTR_FLOAT;
-          e.f = a.f;
+          n.attributes.push_back(sdk::OwnedAttribute::real(a.name, a.f));
           break;
         case Attribute::Kind::kString:
-          e.type = ENP_ATTR_STRING;
-          e.s = a.s.c_str();
-          e.s_size = a.s.size();
+          n.attributes.push_back(sdk::OwnedAttribute::text(a.name, a.s));
           break;
         case Attribute::Kind::kInts:
-          e.type = ENP_ATTR_INTS;
-          e.ints = a.ints.data();
-          e.count = a.ints.size();
+          n.attributes.push_back(sdk::OwnedAttribute::integers(a.name, a.ints));
           break;
         case Attribute::Kind::kFloats:
-          e.type = ENP_ATTR_FLOATS;
-          e.floats = a.floats.data();
-          e.count = a.floats.size();
+          n.attributes.push_back(sdk::OwnedAttribute::reals(a.name, a.floats));
           break;
-        case Attribute::Kind::kStrings: {
-          auto& list = string_lists.emplace_back();
-          for (const std::string& s : a.strings) list.push_back(s.c_str());
-          e.type = ENP_ATTR_STRINGS;
-          e.strings = list.data();
-          e.count = list.size();
+        case Attribute::Kind::kStrings:
+          n.attributes.push_back(sdk::OwnedAttribute::texts(a.name, a.strings));
           break;
-        }
       }
-      attrs.push_back(e);
     }
-    enp_node_t node{o.name.c_str(),
-                    o.op.c_str(),
-                    o.domain.c_str(),
-                    inputs.data(),
-                    static_cast<uint32_t>(inputs.size()),
-                    outputs.data(),
-                    static_cast<uint32_t>(outputs.size()),
-                    attrs.data(),
-                    static_cast<uint32_t>(attrs.size())};
-    out.add_node(node);
+    sdk::add_node(out, n);
   }
 };
 
