@@ -147,9 +147,10 @@ std::optional<std::vector<int64_t>> broadcast_shapes(const std::vector<int64_t>&
 const OpRule* find_rule(std::string_view op_type) {
   static const std::map<std::string, OpRule, std::less<>> rules = [] {
     std::map<std::string, OpRule, std::less<>> m;
-    for (auto group : {elementwise_rules, nn_rules, shape_rules, reduce_rules, transformer_rules,
-                       loss_rules, misc_rules, signal_rules, quant_rules, sequence_rules, rnn_rules,
-                       detection_rules, linalg_rules, text_rules, reverse_rules}) {
+    for (auto group :
+         {elementwise_rules, nn_rules, shape_rules, reduce_rules, transformer_rules, loss_rules,
+          misc_rules, einsum_rules, image_rules, signal_rules, quant_rules, sequence_rules,
+          rnn_rules, detection_rules, linalg_rules, text_rules, reverse_rules}) {
       for (const OpRule& r : group()) m.emplace(r.op_type, r);
     }
     return m;

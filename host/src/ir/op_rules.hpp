@@ -113,6 +113,8 @@ std::vector<OpRule> reduce_rules();
 std::vector<OpRule> transformer_rules();
 std::vector<OpRule> loss_rules();
 std::vector<OpRule> misc_rules();
+std::vector<OpRule> einsum_rules();
+std::vector<OpRule> image_rules();
 std::vector<OpRule> signal_rules();
 std::vector<OpRule> quant_rules();
 std::vector<OpRule> sequence_rules();

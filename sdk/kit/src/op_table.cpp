@@ -48,9 +48,11 @@ const Buffer* KernelContext::attr_tensor(const char* name) const {
 std::span<const OpEntry> op_table() {
   static const std::vector<OpEntry> table = [] {
     std::vector<OpEntry> all;
-    for (auto group : {elementwise_ops, norm_ops, nn_ops, conv_ops, pool_ops, resize_ops, shape_ops,
-                       reduce_ops, transformer_ops, loss_ops, misc_ops, signal_ops, quant_ops,
-                       sequence_ops, rnn_ops, detection_ops, linalg_ops, text_ops, reverse_ops}) {
+    for (auto group :
+         {elementwise_ops, norm_ops,   nn_ops,          conv_ops,     pool_ops, resize_ops,
+          shape_ops,       reduce_ops, transformer_ops, loss_ops,     misc_ops, einsum_ops,
+          image_ops,       signal_ops, quant_ops,       sequence_ops, rnn_ops,  detection_ops,
+          linalg_ops,      text_ops,   reverse_ops}) {
       for (const OpEntry& e : group()) all.push_back(e);
     }
     // Domain ai.eulernpu.

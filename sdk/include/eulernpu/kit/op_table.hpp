@@ -110,6 +110,8 @@ std::vector<OpEntry> reduce_ops();
 std::vector<OpEntry> transformer_ops();
 std::vector<OpEntry> loss_ops();
 std::vector<OpEntry> misc_ops();
+std::vector<OpEntry> einsum_ops();
+std::vector<OpEntry> image_ops();
 std::vector<OpEntry> signal_ops();
 std::vector<OpEntry> quant_ops();
 std::vector<OpEntry> sequence_ops();
