@@ -1,16 +1,13 @@
 // eulernpu compile: source model -> IR -> artifact lowered for a backend.
 #include <cstdio>
 
-#include "backend_calls.hpp"
 #include "cli.hpp"
+#include "compile_pipeline.hpp"
 #include "error.hpp"
-#include "eulernpu/sdk/errors.hpp"
 #include "ir_file.hpp"
 #include "manifest.hpp"
 #include "model.hpp"
 #include "model_source.hpp"
-#include "node_summary.hpp"
-#include "partitioned_artifact.hpp"
 #include "quantize_cli.hpp"
 
 namespace eulernpu::host {
@@ -72,69 +69,16 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   }
   require_static_shapes(m.model, model_path);
 
-  KeyValues backend_options = {{"target_device", device.name},
-                               {"inference_scheme", core_mode},
-                               {"plugin_dirs", ctx.search_path_string()}};
-  if (quantized) {
-    for (const auto& kv : quantized->backend_options) backend_options.push_back(kv);
-  }
+  CompileJob job;
+  job.offload = offload;
+  job.search_path = ctx.search_path_string();
   // The command that lists every node the backend refuses, for the error.
-  const std::string list_command =
+  job.list_command =
       quantized
           ? "eulernpu " + command +
                 " ... --save-quantized-ir q.mblt; eulernpu inspect q.mblt --backend " + backend.name
           : "eulernpu inspect " + model_path + " --backend " + backend.name;
-  const LoadedPlugin& reference = ctx.registry().backend("cpu_ref");
-  // Nothing to offload to: every node must lower on the backend itself.
-  if (offload == CpuOffload::kNone || &backend == &reference)
-    require_supported(backend, m.model, backend_options, list_command);
-  const PartitionPlan plan =
-      plan_partitions(m.model, backend, reference, query_support(backend, m.model, backend_options),
-                      offload, model_path, list_command);
-  if (!plan.single()) {
-    // What the backend refuses, cpu_ref must take: a node neither lowers
-    // is refused here, with the backend's reasons.
-    const KeyValues reference_query = {{"plugin_dirs", ctx.search_path_string()}};
-    const auto ref_support = query_support(reference, m.model, reference_query);
-    std::vector<NodeProblem> neither;
-    for (const Partition& p : plan.partitions) {
-      if (!p.offloaded) continue;
-      for (int i : p.nodes) {
-        if (ref_support[static_cast<size_t>(i)].supported) continue;
-        const auto& n = m.model.graph().node(i);
-        neither.push_back({n.name(), n.op_type(), ref_support[static_cast<size_t>(i)].reason});
-      }
-    }
-    if (!neither.empty()) {
-      throw UserError(
-          sdk::errors::lowering_missing_title(neither.front().op),
-          "neither '" + backend.name + "' nor cpu_ref can lower " + summarize_nodes(neither),
-          "run 'eulernpu capabilities --op " + neither.front().op +
-              "' to see which backends support it",
-          std::string(sdk::errors::kLoweringMissingSee));
-    }
-  }
-  BuildRecord record;
-  FileSet files;
-  if (plan.single()) {
-    files = lower(backend, m.model, backend_options);
-    if (files.count("manifest.json")) {
-      throw UserError("plugin returned invalid data",
-                      "backend '" + backend.name + "' wrote manifest.json itself",
-                      "report this to the plugin's author");
-    }
-  } else {
-    KeyValues reference_options = {{"plugin_dirs", ctx.search_path_string()}};
-    files = lower_partitions(plan, backend_options, reference_options, record.partitions);
-    record.offloaded_nodes = nlohmann::ordered_json::array();
-    for (const NodeProblem& p : plan.offloaded) {
-      record.offloaded_nodes.push_back({{"node", p.node}, {"op", p.op}, {"reason", p.reason}});
-    }
-  }
-  if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
-    write_ir_file(body, extract_body(plan, backend, model_path));
-  }
-
+  BuildRecord& record = job.record;
   record.frontend = m.frontend;
   record.backend = &backend;
   record.target_device = device.name;
@@ -142,6 +86,7 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   record.model_path = model_path;
   record.weights_path = loaded.weights_path;
   if (quantized) {
+    job.extra_backend_options = quantized->backend_options;
     record.calibration = quantized->calibration;
     record.config = quantized->config;
   }
@@ -155,8 +100,12 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
       record.command_line.push_back(a);
     }
   }
-  files["manifest.json"] = make_manifest(record, m.model, files);
-  write_artifact(out, files);
+  const CompiledModel compiled = compile_model(ctx.registry(), m.model, std::move(job));
+  const PartitionPlan& plan = compiled.plan;
+  if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
+    write_ir_file(body, extract_body(plan, backend, model_path));
+  }
+  write_artifact(out, compiled.files);
 
   const int ops = m.model.graph().node_size();
   const std::string parts = plan.single() ? "" : " · " + describe_partitions(plan);
