@@ -31,12 +31,6 @@ using Dims = std::vector<int64_t>;
 
 using namespace run_time_inputs;  // NOLINT(google-build-using-namespace)
 
-// The element types CumProd and Einsum compute in.
-template <typename T>
-constexpr bool is_number =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-    std::is_same_v<T, int64_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
-
 // --- CenterCropPad ------------------------------------------------------------
 
 // out[i] = in[i + offset] where that lies inside `in`, else zero; any

@@ -14,6 +14,7 @@
 #include "eulernpu/sdk/status.hpp"
 #include "int_values.hpp"
 #include "kernel_util.hpp"
+#include "number_types.hpp"
 #include "operands.hpp"
 #include "run_time_inputs.hpp"
 
@@ -26,12 +27,6 @@ constexpr std::string_view kScope = "cpu_ref";
 using Dims = std::vector<int64_t>;
 
 using namespace run_time_inputs;  // NOLINT(google-build-using-namespace)
-
-// The element types CumProd and Einsum compute in.
-template <typename T>
-constexpr bool is_number =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-    std::is_same_v<T, int64_t> || std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>;
 
 // --- BitCast ----------------------------------------------------------------
 
