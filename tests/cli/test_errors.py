@@ -203,19 +203,23 @@ class NpzErrorTest(CliTestCase):
                    self.path("r.npz"), title="artifact is corrupt")
 
     def test_plan_naming_a_weights_file_outside_the_artifact_is_refused(self):
-        # plan.json names its weights file: it must stay a plain path inside
-        # the artifact, whatever the file says.
+        # plan.json names its weights file: the host refuses a path that
+        # leaves the artifact, whatever the file says; no name is corrupt.
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         with open(self.path("a", "plan.json")) as f:
             plan = f.read()
         self.assertIn('"file": "weights/cpu_ref.npz"', plan)
-        for bad in ("../weights.npz", "/etc/weights.npz", "weights/./cpu_ref.npz",
-                    "weights/cpu_ref.bin", ""):
+        cases = [("../weights.npz", "artifact path escapes the artifact", "'..' part"),
+                 ("/etc/weights.npz", "artifact path escapes the artifact", "absolute"),
+                 ("weights/./cpu_ref.npz", "artifact path escapes the artifact", "'.'"),
+                 ("weights/other.npz", "artifact file missing", "weights/other.npz"),
+                 ("", "artifact is corrupt", "plan.json names no weights file")]
+        for bad, title, where in cases:
             with open(self.path("a", "plan.json"), "w") as f:
-                f.write(plan.replace('"file": "weights/cpu_ref.npz"', json.dumps({"file": bad})[1:-1]))
+                f.write(plan.replace('"file": "weights/cpu_ref.npz"',
+                                     json.dumps({"file": bad})[1:-1]))
             self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out",
-                       self.path("r.npz"), title="artifact is corrupt",
-                       where="plan.json names no valid weights file")
+                       self.path("r.npz"), title=title, where=where)
             self.assert_absent(self.path("r.npz"))
 
 

@@ -60,7 +60,7 @@ struct Plan {
   std::vector<size_t> schedule;  // indices into LoweredGraph::nodes
   int64_t arena_bytes = 0;
   std::vector<PlannedBuffer> buffers;
-  std::string weights_file;  // relative to the prefix; a plain path inside the artifact
+  std::string weights_file;  // relative to the prefix; the host checks it stays inside
 };
 
 struct LoweredArtifact {
