@@ -156,6 +156,28 @@ class PartitionTest(CliTestCase):
                     "--out", self.path("body_art"))
         self.assertNotIn("partitions", r.stdout)
 
+    def test_a_graph_that_folds_away_still_runs_on_every_backend(self):
+        # Shape of a static input folds to a constant: no node is left, and
+        # the artifact must still give the value (one partition, no nodes).
+        nodes = [h.make_node("Shape", ["x"], ["s"], "shape")]
+        g = h.make_graph(nodes, "folds", [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+                         [h.make_tensor_value_info("s", T.INT64, [2])])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 7
+        model = self.path("folds.onnx")
+        onnx.save(m, model)
+        inputs = self.path("in.npz")
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        np.savez(inputs, x=x)
+        for backend in ("cpu_ref", "npu_sim"):
+            art, out = self.path(backend), self.path(backend + ".npz")
+            r = self.ok("compile", "--model", model, "--backend", backend, "--out", art)
+            self.assertIn("0 ops lowered", r.stdout)
+            self.assertNotIn("partitions", self.manifest(art))
+            self.ok("run", "--artifact", art, "--input", inputs, "--out", out)
+            got = np.load(out)
+            self.assertEqual(got["s"].tolist(), [2, 3])
+
     def test_none_refuses_with_a_short_where_line(self):
         out = self.path("x")
         _, m = self.error(*self.compile_head_tail("--backend", "npu_sim", "--cpu-offload", "none",

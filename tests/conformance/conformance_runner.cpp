@@ -20,9 +20,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "backend_calls.hpp"
-#include "error.hpp"
-#include "plugin_registry.hpp"
+#include "core/error.hpp"
+#include "plugins/backend_calls.hpp"
+#include "plugins/plugin_registry.hpp"
 #include "report.hpp"
 #include "run_case.hpp"
 #include "suite.hpp"
@@ -372,11 +372,21 @@ int run(const Args& a) {
       host::resolve_target(backend, a.target_device, a.inference_scheme);
   std::string dirs;
   for (const fs::path& d : a.plugin_dirs) dirs += (dirs.empty() ? "" : ":") + d.string();
+  // Cases compile as `eulernpu compile --cpu-offload none` would: the
+  // backend alone takes every node.
+  host::CompileJob job;
+  job.backend = &backend;
+  job.offload = host::CpuOffload::kNone;
+  job.search_path = dirs;
+  job.record.target_device = device.name;
+  job.record.core_mode = core_mode;
+  job.list_command = "eulernpu inspect model.onnx --backend " + backend.name;
   const Target target{
       registry,
       backend,
       {{"target_device", device.name}, {"inference_scheme", core_mode}, {"plugin_dirs", dirs}},
       {{"threads", "0"}, {"inference_scheme", core_mode}, {"plugin_dirs", dirs}},
+      std::move(job),
       root.string()};
 
   std::vector<Timing> timings;

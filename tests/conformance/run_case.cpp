@@ -3,9 +3,10 @@
 #include <map>
 #include <optional>
 
-#include "error.hpp"
-#include "model.hpp"
-#include "onnx_convert.hpp"
+#include "core/error.hpp"
+#include "ir/finalize.hpp"
+#include "ir/onnx_convert.hpp"
+#include "plugins/frontend_calls.hpp"
 #include "scope.hpp"
 
 namespace eulernpu::conformance {
@@ -120,8 +121,12 @@ Compiled compile(const Target& t, const Case& c, const onnx::ModelProto& source,
     return {Skip{kSkipUnsupported, t.backend.name + ": " + op + " " + reason}, "", std::nullopt};
   }
   stage = "lower";
-  return {std::nullopt, "",
-          host::Artifact::from_files(host::lower(t.backend, m.model, t.lower_options))};
+  host::CompileJob job = t.job;
+  job.frontend = m.frontend;
+  job.record.model_path = (c.dir / "model.onnx").string();
+  return {
+      std::nullopt, "",
+      host::Artifact::from_files(host::compile_model(t.registry, m.model, std::move(job)).files)};
 }
 
 std::optional<std::string> compare_outputs(const onnx::GraphProto& g, const DataSet& data,

@@ -6,8 +6,9 @@
 #include <set>
 #include <string>
 
-#include "backend_calls.hpp"
-#include "plugin_registry.hpp"
+#include "pipeline/compile_pipeline.hpp"
+#include "plugins/backend_calls.hpp"
+#include "plugins/plugin_registry.hpp"
 #include "suite.hpp"
 #include "tensor_match.hpp"
 
@@ -33,8 +34,10 @@ struct CaseResult {
 struct Target {
   const host::PluginRegistry& registry;
   const host::LoadedPlugin& backend;
-  host::KeyValues lower_options;
+  host::KeyValues lower_options;  // the options the backend is queried with
   host::KeyValues run_options;
+  host::CompileJob job;  // everything compile_model needs but the model
+
   std::string suite_root;  // removed from messages, which must not depend on the checkout
 };
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include <vector>
-#include "tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace eulernpu::conformance {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "onnx/onnx_pb.h"
-#include "plugin_registry.hpp"
+#include "plugins/plugin_registry.hpp"
 
 namespace eulernpu::conformance {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <limits>
 
-#include "artifact.hpp"
-#include "error.hpp"
+#include "core/error.hpp"
+#include "formats/artifact.hpp"
 #include "report.hpp"
 #include "tensor_match.hpp"
 #include "tolerances.hpp"

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "compare.hpp"
+#include "core/compare.hpp"
 
 namespace eulernpu::conformance {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor.hpp"
+#include "core/tensor.hpp"
 
 namespace eulernpu::conformance {
 

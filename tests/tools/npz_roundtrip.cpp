@@ -4,8 +4,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "error.hpp"
-#include "npz.hpp"
+#include "core/error.hpp"
+#include "formats/npz.hpp"
 
 int main(int argc, char** argv) {
   const bool compress = argc == 4 && std::strcmp(argv[3], "--compress") == 0;

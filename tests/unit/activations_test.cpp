@@ -1,14 +1,15 @@
 // Recording every float value of a model on cpu_ref: the digits MLP, whose
 // numpy reference logits are committed with it.
-#include "activations.hpp"
+#include "quant/activations.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "model.hpp"
-#include "npz.hpp"
+#include "formats/npz.hpp"
+#include "ir/finalize.hpp"
+#include "plugins/frontend_calls.hpp"
 
 namespace eulernpu::host {
 namespace {

@@ -1,4 +1,4 @@
-#include "artifact.hpp"
+#include "formats/artifact.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "error.hpp"
-#include "host_api.hpp"
-#include "manifest.hpp"
-#include "packed_artifact.hpp"
-#include "sha256.hpp"
+#include "core/error.hpp"
+#include "formats/manifest.hpp"
+#include "formats/packed_artifact.hpp"
+#include "formats/sha256.hpp"
+#include "plugins/host_api.hpp"
 
 namespace fs = std::filesystem;
 

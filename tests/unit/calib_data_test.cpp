@@ -1,6 +1,6 @@
 // Calibration data loading: order, batching, keys, limits and every error a
 // user's files can cause.
-#include "calib_data.hpp"
+#include "quant/calib_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "error.hpp"
-#include "npz.hpp"
+#include "core/error.hpp"
+#include "formats/npz.hpp"
 
 namespace eulernpu::host {
 namespace {

@@ -1,4 +1,4 @@
-#include "compare.hpp"
+#include "core/compare.hpp"
 
 #include <gtest/gtest.h>
 

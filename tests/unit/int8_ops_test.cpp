@@ -16,7 +16,7 @@
 
 #include "eulernpu/kit/op_table.hpp"
 #include "ir/op_rules.hpp"
-#include "plugin_registry.hpp"
+#include "plugins/plugin_registry.hpp"
 
 namespace eulernpu {
 namespace {

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <limits>
 
-#include "error.hpp"
+#include "core/error.hpp"
 #include "eulernpu/sdk/graph.hpp"
-#include "npz.hpp"
-#include "onnx_convert.hpp"
+#include "formats/npz.hpp"
+#include "ir/onnx_convert.hpp"
 
 namespace eulernpu {
 namespace {

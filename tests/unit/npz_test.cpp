@@ -1,4 +1,4 @@
-#include "npz.hpp"
+#include "formats/npz.hpp"
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace eulernpu::host {
 namespace {

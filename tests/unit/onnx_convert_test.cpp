@@ -1,13 +1,13 @@
 // TensorProto → host tensor for values stored in typed fields rather than
 // raw_data, each in the field onnx.proto assigns to its type.
-#include "onnx_convert.hpp"
+#include "ir/onnx_convert.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace eulernpu::host {
 namespace {

@@ -1,6 +1,6 @@
 // Calibration progress: the redrawn bar on a terminal, two lines per pass
 // in a log.
-#include "progress.hpp"
+#include "core/progress.hpp"
 
 #include <gtest/gtest.h>
 

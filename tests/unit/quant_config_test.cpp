@@ -1,6 +1,6 @@
 // Quantization config files and presets: every key, every error a user's
 // file can cause, the options handed to the quantizer and the canonical text.
-#include "quant_config.hpp"
+#include "quant/quant_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace eulernpu::host {
 namespace {

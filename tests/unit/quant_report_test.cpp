@@ -1,6 +1,6 @@
 // The per-layer accuracy report: its figures on hand-computed cases, the
 // worst-first order, the terminal table and the JSON document.
-#include "quant_report.hpp"
+#include "quant/quant_report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace eulernpu::host {
 namespace {

@@ -1,6 +1,6 @@
-#include "sha256.hpp"
+#include "formats/sha256.hpp"
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <numeric>
 
-#include "error.hpp"
+#include "core/error.hpp"
 #include "ir/shape_inference.hpp"
 
 namespace eulernpu::host::ir {

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "error.hpp"
-#include "onnx_convert.hpp"
+#include "core/error.hpp"
+#include "ir/onnx_convert.hpp"
 
 namespace eulernpu::host::ir {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "ir/control_flow.hpp"
-#include "onnx_convert.hpp"
+#include "ir/onnx_convert.hpp"
 
 namespace eulernpu::host::ir {
 

@@ -1,10 +1,10 @@
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 
-#include "error.hpp"
+#include "core/error.hpp"
 
 namespace eulernpu::host::ir {
 

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/tensor.hpp"
 #include "eulernpu/sdk/int8_ops.hpp"
 #include "onnx/onnx_pb.h"
-#include "tensor.hpp"
 
 namespace eulernpu::host::ir {
 

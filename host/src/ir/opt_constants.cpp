@@ -8,12 +8,11 @@
 #include <algorithm>
 #include <set>
 
-#include "error.hpp"
-#include "host_api.hpp"
+#include "core/error.hpp"
+#include "ir/finalize.hpp"
 #include "ir/graph_edit.hpp"
+#include "ir/onnx_convert.hpp"
 #include "ir/optimize.hpp"
-#include "model.hpp"
-#include "onnx_convert.hpp"
 
 namespace eulernpu::host::ir {
 

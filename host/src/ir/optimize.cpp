@@ -2,9 +2,9 @@
 
 #include <map>
 
-#include "error.hpp"
+#include "core/error.hpp"
+#include "ir/finalize.hpp"
 #include "ir/graph_edit.hpp"
-#include "model.hpp"
 #include "onnx/version_converter/convert.h"
 
 namespace eulernpu::host::ir {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.hpp"
 #include "onnx/onnx_pb.h"
-#include "tensor.hpp"
 
 namespace eulernpu::host::ir {
 

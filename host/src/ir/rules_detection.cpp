@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <array>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "eulernpu/sdk/qmath.hpp"
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -1,6 +1,6 @@
 // Shape rules of the linear-algebra ops (see
 // sdk/kit/src/kernels_linalg.cpp).
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -2,7 +2,7 @@
 // Scores (N, C, d1..dk), target (N, d1..dk), optional weight (C,). The loss
 // is (N, d1..dk) for reduction "none", a scalar otherwise;
 // SoftmaxCrossEntropyLoss's optional log_prob is like the scores.
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

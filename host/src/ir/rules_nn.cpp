@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -1,7 +1,7 @@
 // Shape rules of the quantization ops (see sdk/kit/src/kernels_quant.cpp).
 // The GEMM- and convolution-shaped ones run MatMul's and Conv's rules on
 // their data inputs, so padding and broadcasting follow the same code.
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

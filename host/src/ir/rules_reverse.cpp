@@ -1,6 +1,6 @@
 // Shape rules of the reversing ops (see
 // sdk/kit/src/kernels_reverse.cpp).
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

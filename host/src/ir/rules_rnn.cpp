@@ -1,7 +1,7 @@
 // Rules of the recurrent layers RNN, GRU and LSTM: Y holds every step's
 // hidden state, Y_h (and LSTM's Y_c) the last one, laid out by `layout`
 // (opset 14+: 0 time-major, 1 batch-major).
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -2,7 +2,7 @@
 // sdk/kit/src/kernels_sequence.cpp): LinearAttention,
 // CausalConvWithState, TensorScatter, SwiGLU. Unknown dims (-1) agree with
 // anything and propagate as unknown.
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -11,8 +11,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "onnx_convert.hpp"
-#include "op_rules.hpp"
+#include "ir/onnx_convert.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

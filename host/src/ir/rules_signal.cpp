@@ -5,7 +5,7 @@
 // is, and the model's declared output type may fill in the dims.
 #include <algorithm>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -1,7 +1,7 @@
 // Shape rules of the text ops (see sdk/kit/src/kernels_text.cpp).
 #include <algorithm>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

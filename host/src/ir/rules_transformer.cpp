@@ -2,7 +2,7 @@
 // Unknown dims (-1) agree with anything and propagate as unknown.
 #include <array>
 
-#include "op_rules.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

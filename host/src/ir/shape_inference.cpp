@@ -1,13 +1,12 @@
-#include "shape_inference.hpp"
+#include "ir/shape_inference.hpp"
 
 #include <map>
 #include <set>
 
-#include "error.hpp"
-#include "host_api.hpp"
+#include "core/error.hpp"
 #include "ir/control_flow.hpp"
-#include "onnx_convert.hpp"
-#include "op_rules.hpp"
+#include "ir/onnx_convert.hpp"
+#include "ir/op_rules.hpp"
 
 namespace eulernpu::host::ir {
 namespace {

@@ -1,0 +1,130 @@
+// eulernpu compile: source model -> IR -> artifact lowered for a backend.
+#include <cstdio>
+
+#include "cli/cli.hpp"
+#include "cli/model_source.hpp"
+#include "cli/quantize_cli.hpp"
+#include "core/error.hpp"
+#include "formats/ir_file.hpp"
+#include "formats/manifest.hpp"
+#include "ir/finalize.hpp"
+#include "pipeline/compile_pipeline.hpp"
+#include "plugins/frontend_calls.hpp"
+
+namespace eulernpu::host {
+
+namespace {
+
+// compile and quantize: the same pipeline; quantize insists on calibration.
+int compile_command(Context& ctx, int argc, char** argv, const std::string& command) {
+  cxxopts::Options options(
+      "eulernpu " + command,
+      command == "quantize"
+          ? "Calibrate and quantize a model to int8, then compile it for a backend."
+          : "Compile a model into an artifact for a backend (int8 with --calib-data-path).");
+  add_model_options(options, true);
+  add_quantize_options(options);
+  options.add_options()("out", "artifact to write: a directory, or one file if it ends in .mxq",
+                        cxxopts::value<std::string>())("output", "the same as --out",
+                                                       cxxopts::value<std::string>())(
+      "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
+      "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
+      "inference-scheme", "core mode baked into the artifact (default: the device's)",
+      cxxopts::value<std::string>())(
+      "cpu-offload",
+      "nodes the backend cannot lower run on cpu_ref: auto (anywhere), edges (head and tail "
+      "only) or none (refuse)",
+      cxxopts::value<std::string>()->default_value("auto"))(
+      "extract-npu-body", "also write the largest partition on the backend as an IR file (.mblt)",
+      cxxopts::value<std::string>());
+  auto args = parse_command(options, argc, argv);
+  if (!args) return 0;
+  if (args->count("out") && args->count("output")) {
+    throw UserError("invalid command line", "--out and --output name the same thing",
+                    "give only one of them");
+  }
+  const std::string out =
+      args->count("output") ? (*args)["output"].as<std::string>() : optional_string(*args, "out");
+  if (!args->count("output")) require(*args, command, "out");
+  if (command == "quantize") require(*args, command, "calib-data-path");
+
+  const CpuOffload offload = parse_cpu_offload((*args)["cpu-offload"].as<std::string>());
+  const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
+  const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
+                                                  optional_string(*args, "inference-scheme"));
+  LoadedModel loaded = load_model(ctx, *args, command);
+  ImportedModel& m = loaded.imported;
+  const std::string& model_path = loaded.path;
+  if (!m.unbound_weights.empty()) {
+    throw UserError("weights not provided",
+                    "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() + "'" +
+                        (m.unbound_weights.size() > 1
+                             ? " and " + std::to_string(m.unbound_weights.size() - 1) + " more"
+                             : ""),
+                    "pass the weights file with --weights");
+  }
+  std::optional<QuantizeOutcome> quantized;
+  if (wants_quantization(*args)) {
+    quantized = quantize_for_compile(ctx.registry(), quantize_options(*args), m.model, model_path);
+    std::fputs(quantized->summary.c_str(), stdout);
+    m.model = std::move(quantized->model);
+  }
+  require_static_shapes(m.model, model_path);
+
+  CompileJob job;
+  job.offload = offload;
+  job.search_path = ctx.search_path_string();
+  // The command that lists every node the backend refuses, for the error.
+  job.list_command =
+      quantized
+          ? "eulernpu " + command +
+                " ... --save-quantized-ir q.mblt; eulernpu inspect q.mblt --backend " + backend.name
+          : "eulernpu inspect " + model_path + " --backend " + backend.name;
+  job.backend = &backend;
+  job.frontend = m.frontend;
+  BuildRecord& record = job.record;
+  record.target_device = device.name;
+  record.core_mode = core_mode;
+  record.model_path = model_path;
+  record.weights_path = loaded.weights_path;
+  if (quantized) {
+    job.extra_backend_options = quantized->backend_options;
+    record.calibration = quantized->calibration;
+    record.config = quantized->config;
+  }
+  // Where (and in which form) the artifact is written is not part of what
+  // it is: leave --out out, so compiling the same inputs anywhere gives the same bytes.
+  for (size_t i = 0; i < ctx.command_line.size(); ++i) {
+    const std::string& a = ctx.command_line[i];
+    if (a == "--out" || a == "--output") {
+      ++i;
+    } else if (a.rfind("--out=", 0) != 0 && a.rfind("--output=", 0) != 0) {
+      record.command_line.push_back(a);
+    }
+  }
+  const CompiledModel compiled = compile_model(ctx.registry(), m.model, std::move(job));
+  const PartitionPlan& plan = compiled.plan;
+  if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
+    write_ir_file(body, extract_body(plan, backend, model_path));
+  }
+  write_artifact(out, compiled.files);
+
+  const int ops = m.model.graph().node_size();
+  const std::string parts = plan.single() ? "" : " · " + describe_partitions(plan);
+  std::printf("%s OK: %d op%s lowered%s%s · plan written\n",
+              command == "quantize" ? "Quantize" : "Compile ", ops, ops == 1 ? "" : "s",
+              quantized ? " (int8)" : "", parts.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int cmd_compile(Context& ctx, int argc, char** argv) {
+  return compile_command(ctx, argc, argv, "compile");
+}
+
+int cmd_quantize(Context& ctx, int argc, char** argv) {
+  return compile_command(ctx, argc, argv, "quantize");
+}
+
+}  // namespace eulernpu::host

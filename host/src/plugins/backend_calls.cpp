@@ -1,0 +1,143 @@
+#include "plugins/backend_calls.hpp"
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/node_summary.hpp"
+#include "eulernpu/sdk/errors.hpp"
+#include "ir/onnx_convert.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+struct KvView {
+  explicit KvView(const KeyValues& kv) {
+    for (const auto& [k, v] : kv) items.push_back({k.c_str(), v.c_str()});
+  }
+  std::vector<enp_kv_t> items;
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices(const LoadedPlugin& backend) {
+  enp_device_list_t list;
+  throw_if_error(backend.backend().list_devices(&list), backend.name);
+  return list.devices;
+}
+
+std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backend,
+                                                       const onnx::ModelProto& model,
+                                                       const KeyValues& options) {
+  GraphViewStorage view(model);
+  KvView kv(options);
+  enp_support_report_t report;
+  report.nodes.resize(view.graph()->n_nodes);
+  throw_if_error(backend.backend().query(view.graph(), kv.items.data(), kv.items.size(), &report),
+                 backend.name);
+  std::vector<enp_support_report_t::Entry> out;
+  for (auto& e : report.nodes) {
+    // A node the backend did not mention is one it does not handle.
+    out.push_back(e.value_or(enp_support_report_t::Entry{false, "not reported by the backend"}));
+  }
+  return out;
+}
+
+void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                       const KeyValues& options, const std::string& list_command) {
+  const auto support = query_support(backend, model, options);
+  std::vector<NodeProblem> problems;
+  for (size_t i = 0; i < support.size(); ++i) {
+    if (support[i].supported) continue;
+    const auto& n = model.graph().node(static_cast<int>(i));
+    problems.push_back({n.name(), n.op_type(), support[i].reason});
+  }
+  if (problems.empty()) return;
+  const std::string& first_op = problems.front().op;
+  std::string where = "backend '" + backend.name + "' cannot lower " + summarize_nodes(problems);
+  if (problems.size() > 3 && !list_command.empty())
+    where += "; '" + list_command + "' lists them all";
+  throw UserError(sdk::errors::lowering_missing_title(first_op), where,
+                  sdk::errors::lowering_missing_fix(first_op),
+                  std::string(sdk::errors::kLoweringMissingSee));
+}
+
+std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
+                                                  const std::string& device,
+                                                  const std::string& core_mode) {
+  const auto devices = list_devices(backend);
+  std::string known;
+  for (const DeviceInfo& d : devices) known += (known.empty() ? "" : ", ") + d.name;
+  const DeviceInfo* chosen = nullptr;
+  for (const DeviceInfo& d : devices) {
+    if (device.empty() || d.name == device) {
+      chosen = &d;
+      break;
+    }
+  }
+  // A path names a descriptor file for the backend to read (npu_sim's
+  // devices are data): only the backend knows its schema, so it resolves the
+  // file, its default core mode and the mode check when lowering.
+  const bool is_path = device.find('/') != std::string::npos ||
+                       std::filesystem::path(device).extension() == ".yaml" ||
+                       std::filesystem::path(device).extension() == ".yml" ||
+                       std::filesystem::path(device).extension() == ".json";
+  if (!chosen && is_path && std::filesystem::is_regular_file(device)) {
+    DeviceInfo file;
+    file.name = device;
+    file.source = device;
+    return {file, core_mode.empty() ? "single" : core_mode};
+  }
+  if (!chosen) {
+    throw UserError("target device not found",
+                    "backend '" + backend.name + "' has no device '" + device +
+                        "' (it has: " + (known.empty() ? "none" : known) + ")",
+                    "pick one with --target-device; 'eulernpu capabilities "
+                    "--backend " +
+                        backend.name + "' lists them");
+  }
+  const std::string mode = core_mode.empty() ? chosen->default_core_mode : core_mode;
+  // A device listed without core modes is one the backend could not load
+  // (a bad descriptor file): lowering reports why, naming the file.
+  if (chosen->core_modes.empty()) return {*chosen, mode};
+  std::string modes;
+  for (const std::string& m : chosen->core_modes) {
+    if (m == mode) return {*chosen, mode};
+    modes += (modes.empty() ? "" : ", ") + m;
+  }
+  throw UserError("core mode not supported by target device",
+                  "device '" + chosen->name + "' supports " + modes + ", not '" + mode + "'",
+                  "pick one of those with --inference-scheme, or another device");
+}
+
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
+              const KeyValues& options) {
+  GraphViewStorage view(model);
+  KvView kv(options);
+  enp_artifact_writer_t writer;
+  throw_if_error(backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer),
+                 backend.name);
+  return std::move(writer.files);
+}
+
+std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
+                                 const KeyValues& options, const std::vector<Tensor>& inputs,
+                                 std::string* report) {
+  KvView kv(options);
+  const std::vector<enp_tensor_t> views = tensor_views(inputs);
+  enp_artifact_reader_t reader(artifact);
+  enp_tensor_list_t outputs;
+  throw_if_error(backend.backend().run(&reader, kv.items.data(), kv.items.size(), views.data(),
+                                       views.size(), &outputs),
+                 backend.name);
+  if (report) *report = std::move(outputs.report);
+  return std::move(outputs.tensors);
+}
+
+ir::ConstantEvaluator constant_evaluator(const LoadedPlugin& backend, KeyValues options) {
+  return [&backend, options = std::move(options)](const onnx::ModelProto& constants) {
+    return run_artifact(backend, Artifact::from_files(lower(backend, constants, options)), options,
+                        {});
+  };
+}
+
+}  // namespace eulernpu::host

@@ -1,0 +1,48 @@
+// Host-side calls into backend plugins, with their results in host types.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/artifact.hpp"
+#include "ir/optimize.hpp"
+#include "onnx/onnx_pb.h"
+#include "plugins/host_api.hpp"
+#include "plugins/plugin_registry.hpp"
+
+namespace eulernpu::host {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+std::vector<DeviceInfo> list_devices(const LoadedPlugin& backend);
+
+// One entry per node: can `backend` lower it, and why not.
+std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backend,
+                                                       const onnx::ModelProto& model,
+                                                       const KeyValues& options);
+
+// Throws "backend lowering missing for op X" for the first unsupported node,
+// summarizing the unsupported nodes in `where` (summarize_nodes); past a few
+// nodes `where` names `list_command`, the command that lists them all.
+void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                       const KeyValues& options, const std::string& list_command = "");
+
+// The device named `device` (or the backend's first one if empty) and the
+// core mode (its default if empty), checked against each other.
+std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
+                                                  const std::string& device,
+                                                  const std::string& core_mode);
+
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options);
+
+// `report`, if given, receives the JSON report the backend attached ("" if none).
+std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
+                                 const KeyValues& options, const std::vector<Tensor>& inputs,
+                                 std::string* report = nullptr);
+
+// Runs constant subgraphs on `backend` (the reference), for the graph
+// rewrites' constant folding (ir/optimize.hpp).
+ir::ConstantEvaluator constant_evaluator(const LoadedPlugin& backend, KeyValues options);
+
+}  // namespace eulernpu::host

@@ -1,0 +1,283 @@
+#include "plugins/host_api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <limits>
+
+#include "core/error.hpp"
+#include "formats/npz.hpp"
+#include "ir/onnx_convert.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+enp_status_t* status_new(enp_status_code_t code, const char* title, const char* where,
+                         const char* fix, const char* see) {
+  if (code == ENP_OK) return nullptr;
+  auto* s = new (std::nothrow) enp_status_t;
+  if (!s) return nullptr;  // cannot report; treated as success by design
+  s->code = code;
+  s->title = title ? title : "plugin error";
+  s->where = where ? where : "";
+  s->fix = fix ? fix : "";
+  s->see = see ? see : "";
+  return s;
+}
+
+// Host sinks must not throw across the C boundary either.
+template <typename Fn>
+enp_status_t* sink(Fn&& fn) noexcept {
+  try {
+    fn();
+    return nullptr;
+  } catch (const UserError& e) {
+    return status_new(ENP_INVALID_ARGUMENT, e.title().c_str(), e.where().c_str(), e.fix().c_str(),
+                      e.see().c_str());
+  } catch (const std::exception& e) {
+    return status_new(ENP_INTERNAL, "internal host error", e.what(), "report this as a bug",
+                      nullptr);
+  }
+}
+
+void log(enp_log_level_t level, const char* plugin, const char* message) {
+  const auto lvl =
+      static_cast<spdlog::level::level_enum>(level <= ENP_LOG_ERROR ? level : ENP_LOG_ERROR);
+  spdlog::log(lvl, "[{}] {}", plugin ? plugin : "plugin", message ? message : "");
+}
+
+std::string str(const char* s) { return s ? s : ""; }
+
+enp_status_t* graph_set_name(enp_graph_builder_t* b, const char* name) {
+  return sink([&] { b->model.mutable_graph()->set_name(str(name)); });
+}
+enp_status_t* graph_add_input(enp_graph_builder_t* b, const enp_tensor_t* v) {
+  return sink([&] { *b->model.mutable_graph()->add_input() = to_value_info(*v); });
+}
+enp_status_t* graph_add_output(enp_graph_builder_t* b, const enp_tensor_t* v) {
+  return sink([&] { *b->model.mutable_graph()->add_output() = to_value_info(*v); });
+}
+enp_status_t* graph_add_initializer(enp_graph_builder_t* b, const enp_tensor_t* t) {
+  return sink([&] {
+    uint64_t count = 1;
+    for (uint32_t i = 0; i < t->rank && t->dims; ++i) count *= t->dims[i] < 0 ? 1 : t->dims[i];
+    if (t->data == nullptr && (count > 0 || t->size_bytes > 0)) {
+      // Type known, values not: keep it as a typed graph input so shape
+      // inference still sees it, and remember it can't be compiled.
+      *b->model.mutable_graph()->add_input() = to_value_info(*t);
+      b->unbound_weights.insert(str(t->name));
+      return;
+    }
+    *b->model.mutable_graph()->add_initializer() = to_tensor_proto(*t);
+  });
+}
+enp_status_t* graph_add_value_info(enp_graph_builder_t* b, const enp_tensor_t* v) {
+  return sink([&] { *b->model.mutable_graph()->add_value_info() = to_value_info(*v); });
+}
+enp_status_t* graph_add_node(enp_graph_builder_t* b, const enp_node_t* n) {
+  return sink([&] { *b->model.mutable_graph()->add_node() = to_node_proto(*n); });
+}
+enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain, int64_t version) {
+  return sink([&] {
+    for (auto& o : *b->model.mutable_opset_import()) {
+      if (o.domain() == str(domain)) {
+        o.set_version(version);
+        return;
+      }
+    }
+    auto* o = b->model.add_opset_import();
+    o->set_domain(str(domain));
+    o->set_version(version);
+  });
+}
+enp_status_t* graph_set_dim_names(enp_graph_builder_t* b, const char* value,
+                                  const char* const* names, uint32_t rank) {
+  return sink([&] {
+    auto* g = b->model.mutable_graph();
+    for (auto* list : {g->mutable_input(), g->mutable_output()}) {
+      for (auto& v : *list) {
+        if (v.name() != str(value)) continue;
+        auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+        if (static_cast<uint32_t>(shape->dim_size()) != rank) {
+          throw UserError("plugin returned invalid data",
+                          "dimension names for '" + str(value) + "' of rank " +
+                              std::to_string(shape->dim_size()) + ": got " + std::to_string(rank) +
+                              " names",
+                          "report this to the plugin's author");
+        }
+        for (uint32_t i = 0; i < rank; ++i) {
+          auto* d = shape->mutable_dim(static_cast<int>(i));
+          if (!d->has_dim_value() && names && names[i] && *names[i]) d->set_dim_param(names[i]);
+        }
+        return;
+      }
+    }
+    throw UserError("plugin returned invalid data",
+                    "dimension names for '" + str(value) + "', which is no graph input or output",
+                    "report this to the plugin's author");
+  });
+}
+
+enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key, const char* value) {
+  return sink([&] {
+    for (auto& kv : *b->model.mutable_metadata_props()) {
+      if (kv.key() == str(key)) {
+        kv.set_value(str(value));
+        return;
+      }
+    }
+    auto* kv = b->model.add_metadata_props();
+    kv->set_key(str(key));
+    kv->set_value(str(value));
+  });
+}
+
+enp_status_t* artifact_write_file(enp_artifact_writer_t* w, const char* path, const void* data,
+                                  uint64_t size) {
+  return sink([&] {
+    check_relative_path(str(path), "artifact file");
+    const auto* p = static_cast<const uint8_t*>(data);
+    w->files[str(path)] = std::vector<uint8_t>(p, p + size);
+  });
+}
+enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w, const char* path,
+                                     const enp_tensor_t* tensors, uint64_t count) {
+  return sink([&] {
+    check_relative_path(str(path), "artifact file");
+    std::vector<Tensor> copies;
+    for (uint64_t i = 0; i < count; ++i) {
+      copies.push_back(copy_tensor(tensors[i], "artifact tensor"));
+    }
+    w->files[str(path)] = encode_npz(copies, false);
+  });
+}
+
+enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path, const void** data,
+                                 uint64_t* size) {
+  return sink([&] {
+    auto it = r->files.find(str(path));
+    if (it == r->files.end()) {
+      it = r->files.emplace(str(path), r->artifact.read(str(path))).first;
+    }
+    *data = it->second.data();
+    *size = it->second.size();
+  });
+}
+enp_status_t* artifact_read_tensors(enp_artifact_reader_t* r, const char* path,
+                                    const enp_tensor_t** tensors, uint64_t* count) {
+  return sink([&] {
+    auto it = r->tensor_lists.find(str(path));
+    if (it == r->tensor_lists.end()) {
+      const std::vector<uint8_t> bytes = r->artifact.read(str(path));
+      enp_artifact_reader_t::TensorList list;
+      list.tensors = read_npz_bytes(bytes.data(), bytes.size(), r->artifact.describe(str(path)));
+      list.views = tensor_views(list.tensors);
+      it = r->tensor_lists.emplace(str(path), std::move(list)).first;
+    }
+    *tensors = it->second.views.data();
+    *count = it->second.views.size();
+  });
+}
+
+enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
+  return sink([&] {
+    Tensor copy = copy_tensor(*t, "output tensor");
+    for (const Tensor& existing : l->tensors) {
+      if (existing.name == copy.name) {
+        throw UserError("plugin returned invalid data",
+                        "output tensor '" + copy.name + "' returned twice",
+                        "report this to the plugin's author");
+      }
+    }
+    l->tensors.push_back(std::move(copy));
+  });
+}
+
+enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index, int32_t supported,
+                                  const char* reason) {
+  return sink([&] {
+    if (index >= r->nodes.size()) {
+      throw UserError("plugin returned invalid data",
+                      "capability report for node " + std::to_string(index) + " of a graph with " +
+                          std::to_string(r->nodes.size()) + " nodes",
+                      "report this to the plugin's author");
+    }
+    r->nodes[index] = enp_support_report_t::Entry{supported != 0, str(reason)};
+  });
+}
+
+enp_status_t* device_list_add(enp_device_list_t* l, const enp_device_info_t* d) {
+  return sink([&] {
+    DeviceInfo info;
+    info.name = str(d->name);
+    info.description = str(d->description);
+    info.default_core_mode = str(d->default_core_mode);
+    info.source = str(d->source);
+    for (uint32_t i = 0; i < d->n_core_modes; ++i) {
+      info.core_modes.push_back(str(d->core_modes[i]));
+    }
+    l->devices.push_back(std::move(info));
+  });
+}
+
+std::string& search_path_storage() {
+  static std::string path;
+  return path;
+}
+
+const char* plugin_search_path() { return search_path_storage().c_str(); }
+
+// Reports are small JSON documents; the bound keeps a broken plugin from
+// handing the host gigabytes.
+constexpr uint64_t kMaxRunReportBytes = 64ull << 20;
+
+enp_status_t* run_report(enp_tensor_list_t* l, const char* json, uint64_t size) {
+  return sink([&] {
+    if (!l || (!json && size) || size > kMaxRunReportBytes) {
+      throw UserError("plugin returned invalid data",
+                      "a run report that is null or larger than 64 MiB",
+                      "report this to the plugin's author");
+    }
+    l->report.assign(json ? json : "", size);
+  });
+}
+
+}  // namespace
+
+void set_plugin_search_path(std::string path) { search_path_storage() = std::move(path); }
+
+const enp_host_api_t* host_api() {
+  static const enp_host_api_t api{sizeof(enp_host_api_t),
+                                  ENP_ABI_MAJOR,
+                                  ENP_ABI_MINOR,
+                                  &status_new,
+                                  &log,
+                                  &graph_set_name,
+                                  &graph_add_input,
+                                  &graph_add_output,
+                                  &graph_add_initializer,
+                                  &graph_add_value_info,
+                                  &graph_add_node,
+                                  &graph_set_opset,
+                                  &graph_set_metadata,
+                                  &artifact_write_file,
+                                  &artifact_write_tensors,
+                                  &artifact_read_file,
+                                  &artifact_read_tensors,
+                                  &tensor_list_add,
+                                  &support_report_node,
+                                  &device_list_add,
+                                  &graph_set_dim_names,
+                                  &plugin_search_path,
+                                  &run_report};
+  return &api;
+}
+
+void throw_if_error(enp_status_t* status, const std::string& plugin) {
+  if (!status) return;
+  std::unique_ptr<enp_status_t> s(status);
+  std::string where = s->where;
+  if (s->code == ENP_INTERNAL) where = "plugin '" + plugin + "': " + where;
+  throw UserError(s->title, where, s->fix, s->see);
+}
+
+}  // namespace eulernpu::host

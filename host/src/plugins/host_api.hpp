@@ -1,0 +1,86 @@
+// The host's side of the plugin ABI: the service table handed to every
+// plugin and the concrete types behind abi.h's opaque handles.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+#include "eulernpu/sdk/abi.h"
+#include "formats/artifact.hpp"
+#include "ir/onnx_convert.hpp"
+#include "onnx/onnx_pb.h"
+
+struct enp_status_t {
+  enp_status_code_t code;
+  std::string title, where, fix, see;
+};
+
+struct enp_graph_builder_t {
+  onnx::ModelProto model;
+  // Initializers declared without data (a spec validated without weights):
+  // their type is known, their values are not, so they can't be compiled.
+  std::set<std::string> unbound_weights;
+};
+
+struct enp_artifact_writer_t {
+  std::map<std::string, std::vector<uint8_t>> files;
+};
+
+// Views handed to a plugin must outlive the read call, so the reader keeps
+// every file and tensor list it has produced until it is destroyed.
+struct enp_artifact_reader_t {
+  explicit enp_artifact_reader_t(const eulernpu::host::Artifact& a) : artifact(a) {}
+  struct TensorList {
+    std::vector<eulernpu::host::Tensor> tensors;
+    std::vector<enp_tensor_t> views;
+  };
+  const eulernpu::host::Artifact& artifact;
+  std::map<std::string, std::vector<uint8_t>> files;
+  std::map<std::string, TensorList> tensor_lists;
+};
+
+struct enp_tensor_list_t {
+  std::vector<eulernpu::host::Tensor> tensors;
+  std::string report;  // JSON a backend attached to the run, if any
+};
+
+struct enp_support_report_t {
+  struct Entry {
+    bool supported = false;
+    std::string reason;
+  };
+  std::vector<std::optional<Entry>> nodes;
+};
+
+namespace eulernpu::host {
+
+struct DeviceInfo {
+  std::string name, description, default_core_mode, source;
+  std::vector<std::string> core_modes;
+};
+
+}  // namespace eulernpu::host
+
+struct enp_device_list_t {
+  std::vector<eulernpu::host::DeviceInfo> devices;
+};
+
+namespace eulernpu::host {
+
+// The table passed to every plugin's initialize(); lives forever.
+const enp_host_api_t* host_api();
+
+// What host_api()->plugin_search_path returns; set before plugins load.
+void set_plugin_search_path(std::string path);
+
+// Turns a status a plugin returned into a UserError and frees it; does
+// nothing for NULL. `plugin` names the plugin in internal errors.
+void throw_if_error(enp_status_t* status, const std::string& plugin);
+
+}  // namespace eulernpu::host

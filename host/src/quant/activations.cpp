@@ -1,0 +1,75 @@
+#include "quant/activations.hpp"
+
+#include <map>
+#include <set>
+
+#include "core/error.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+// `model` with every float32 (and int8 if asked) node output also a graph
+// output, and the recorded names in order.
+onnx::ModelProto exposing_all(const onnx::ModelProto& model, bool with_int8,
+                              std::vector<std::string>& names) {
+  auto recorded = [with_int8](const onnx::ValueInfoProto& v) {
+    const int t = v.type().tensor_type().elem_type();
+    return t == onnx::TensorProto::FLOAT || (with_int8 && t == onnx::TensorProto::INT8);
+  };
+  onnx::ModelProto m = model;
+  onnx::GraphProto& g = *m.mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto& t : g.initializer()) initializers.insert(t.name());
+  std::map<std::string, const onnx::ValueInfoProto*> types;
+  for (const auto& v : g.value_info()) types[v.name()] = &v;
+  std::set<std::string> outputs;
+  for (const auto& v : g.output()) {
+    types[v.name()] = &v;
+    outputs.insert(v.name());
+  }
+  for (const auto& v : g.input()) {
+    if (!initializers.count(v.name()) && recorded(v)) names.push_back(v.name());
+  }
+  std::vector<onnx::ValueInfoProto> added;
+  for (const auto& n : model.graph().node()) {
+    for (const auto& o : n.output()) {
+      auto it = types.find(o);
+      if (o.empty() || it == types.end() || !recorded(*it->second)) continue;
+      names.push_back(o);
+      if (!outputs.count(o)) added.push_back(*it->second);
+    }
+  }
+  for (auto& v : added) *g.add_output() = std::move(v);
+  return m;
+}
+
+}  // namespace
+
+ActivationRecorder::ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                                       KeyValues options, bool with_int8)
+    : backend_(backend),
+      options_(std::move(options)),
+      // names_ is declared (so constructed) before artifact_.
+      artifact_(
+          Artifact::from_files(lower(backend_, exposing_all(model, with_int8, names_), options_))) {
+}
+
+std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs) const {
+  std::map<std::string, const Tensor*> by_name;
+  for (const Tensor& t : inputs) by_name[t.name] = &t;
+  const std::vector<Tensor> outputs = run_artifact(backend_, artifact_, options_, inputs);
+  for (const Tensor& t : outputs) by_name[t.name] = &t;
+  std::vector<Tensor> values;
+  for (const std::string& name : names_) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      throw UserError("plugin returned invalid data",
+                      backend_.name + " returned no value for '" + name + "'",
+                      "report this to the plugin's author");
+    }
+    values.push_back(*it->second);
+  }
+  return values;
+}
+
+}  // namespace eulernpu::host

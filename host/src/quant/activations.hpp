@@ -1,0 +1,40 @@
+// The float model's intermediate values on given inputs, as calibration and
+// the int8 accuracy report need them: the model is lowered once with every
+// float32 value it computes exposed as an output, then run per sample on a
+// reference backend.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+#include "formats/artifact.hpp"
+#include "onnx/onnx_pb.h"
+#include "plugins/backend_calls.hpp"
+#include "plugins/plugin_registry.hpp"
+
+namespace eulernpu::host {
+
+class ActivationRecorder {
+ public:
+  // `model` is finalized (sorted, static shapes). Lowers it on `backend`
+  // (cpu_ref) with `options` (e.g. threads); throws what lowering throws.
+  // `with_int8` also records the int8 values (the quantized graph's).
+  ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model, KeyValues options,
+                     bool with_int8 = false);
+
+  // The values recorded (float32, and int8 if asked), in order: graph inputs
+  // first, then every node output in the graph's (topological) order.
+  const std::vector<std::string>& names() const { return names_; }
+
+  // One tensor per names() entry for one sample (the model's inputs).
+  std::vector<Tensor> record(const std::vector<Tensor>& inputs) const;
+
+ private:
+  const LoadedPlugin& backend_;
+  KeyValues options_;
+  std::vector<std::string> names_;
+  Artifact artifact_;
+};
+
+}  // namespace eulernpu::host

@@ -1,0 +1,182 @@
+#include "quant/quantize.hpp"
+
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "core/error.hpp"
+#include "ir/finalize.hpp"
+#include "ir/onnx_convert.hpp"
+#include "plugins/host_api.hpp"
+#include "quant/activations.hpp"
+
+namespace eulernpu::host {
+
+namespace {
+
+// Recorded values of every sample are kept for the later passes when they
+// fit in this many bytes; beyond it each pass records them again (same
+// bytes, more time).
+constexpr uint64_t kValueCacheBytes = 1ull << 30;
+
+std::vector<CalibInput> calib_inputs(const onnx::ModelProto& model) {
+  std::set<std::string> weights;
+  for (const auto& t : model.graph().initializer()) weights.insert(t.name());
+  std::vector<CalibInput> out;
+  for (const auto& v : model.graph().input()) {
+    if (weights.count(v.name())) continue;
+    const Tensor t = type_of(v);
+    out.push_back({v.name(), t.dtype, t.shape});
+  }
+  return out;
+}
+
+// Ends a plugin session however the quantization leaves.
+struct SessionGuard {
+  const enp_quantizer_v1_t& q;
+  enp_quant_session_t* s = nullptr;
+  ~SessionGuard() {
+    if (s) q.session_end(s);
+  }
+};
+
+}  // namespace
+
+onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& source) {
+  return at_batch(model, source, 1);
+}
+
+onnx::ModelProto at_batch(const onnx::ModelProto& model, const std::string& source, int64_t batch) {
+  std::set<std::string> weights;
+  for (const auto& t : model.graph().initializer()) weights.insert(t.name());
+  onnx::ModelProto m = model;
+  bool changed = false;
+  // The batch is the first data input's first dimension. An input whose
+  // first dimension is another fixed size carries no batch there (an LSTM
+  // state of (2, batch, hidden): h and c) and keeps its shape.
+  std::optional<int64_t> batch_dim;
+  for (const auto& v : model.graph().input()) {
+    if (weights.count(v.name())) continue;
+    const auto& shape = v.type().tensor_type().shape();
+    if (shape.dim_size() == 0) continue;
+    if (shape.dim(0).has_dim_value()) batch_dim = shape.dim(0).dim_value();
+    break;
+  }
+  for (auto& v : *m.mutable_graph()->mutable_input()) {
+    if (weights.count(v.name())) continue;
+    auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() == 0) continue;
+    auto* d = shape->mutable_dim(0);
+    if (batch_dim && d->has_dim_value() && d->dim_value() != *batch_dim) continue;
+    if (d->has_dim_value() && d->dim_value() == batch) continue;
+    d->Clear();
+    d->set_dim_value(batch);
+    changed = true;
+  }
+  if (!changed) return m;
+  // Everything downstream follows from the inputs again.
+  m.mutable_graph()->clear_value_info();
+  for (auto& v : *m.mutable_graph()->mutable_output()) {
+    v.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  finalize_model(m, source + " (at batch " + std::to_string(batch) + ")");
+  return m;
+}
+
+const LoadedPlugin& find_quantizer(const PluginRegistry& registry, const std::string& name) {
+  const auto quantizers = registry.of_kind(ENP_PLUGIN_QUANTIZER);
+  std::string names;
+  for (const LoadedPlugin* p : quantizers) {
+    names += (names.empty() ? "" : ", ") + p->name;
+    if (p->name == name) return *p;
+  }
+  for (const LoadedPlugin* p : quantizers) {
+    if (name.empty() && p->abi_minor >= 2) return *p;
+  }
+  throw UserError("quantizer not found",
+                  name.empty() ? "no quantizer plugin (ABI 1.2) is loaded"
+                               : "no quantizer plugin '" + name + "' is loaded" +
+                                     (names.empty() ? "" : " (loaded: " + names + ")"),
+                  "check --plugin-dir and 'eulernpu plugins'");
+}
+
+QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::string& source,
+                              const QuantizeRequest& request) {
+  const LoadedPlugin& plugin = *request.quantizer;
+  const enp_quantizer_v1_t& q = *plugin.descriptor->quantizer;
+  if (plugin.abi_minor < 2 || q.struct_size < sizeof(enp_quantizer_v1_t) || !q.session_begin ||
+      !q.session_observe || !q.session_finish || !q.session_end) {
+    throw UserError("plugin returned invalid data",
+                    "quantizer '" + plugin.name + "' has no session functions (ABI 1.2)",
+                    "use a quantizer built against SDK 1.2 or newer");
+  }
+  QuantizeResult result;
+  result.float_at_batch_one = at_batch_one(float_model, source);
+  require_static_shapes(result.float_at_batch_one, source + " (at batch 1)");
+  CalibOptions copts;
+  copts.max_samples = request.max_samples;
+  result.calibration =
+      load_calibration_data(request.calib_path, calib_inputs(result.float_at_batch_one), copts);
+  const auto& samples = result.calibration.samples;
+
+  const ActivationRecorder recorder(*request.reference, result.float_at_batch_one,
+                                    request.reference_options);
+
+  GraphViewStorage view(float_model);
+  std::vector<enp_kv_t> kv;
+  for (const auto& [k, v] : request.quantizer_options) kv.push_back({k.c_str(), v.c_str()});
+  SessionGuard session{q};
+  uint32_t passes = 0;
+  throw_if_error(q.session_begin(view.graph(), kv.data(), kv.size(), &session.s, &passes),
+                 plugin.name);
+  if (!session.s || passes == 0 || passes > 16) {
+    throw UserError("plugin returned invalid data",
+                    "quantizer '" + plugin.name + "' asked for " + std::to_string(passes) +
+                        " calibration passes",
+                    "report this to the plugin's author");
+  }
+  std::vector<std::vector<Tensor>> cache;
+  uint64_t cached_bytes = 0;
+  bool caching = passes > 1;
+  for (uint32_t pass = 0; pass < passes; ++pass) {
+    for (size_t i = 0; i < samples.size(); ++i) {
+      std::vector<Tensor> recorded;
+      const std::vector<Tensor>* values = nullptr;
+      if (pass > 0 && i < cache.size()) {
+        values = &cache[i];
+      } else {
+        recorded = recorder.record(samples[i]);
+        values = &recorded;
+      }
+      const std::vector<enp_tensor_t> views = tensor_views(*values);
+      throw_if_error(q.session_observe(session.s, pass, views.data(), views.size()), plugin.name);
+      if (pass == 0 && caching) {
+        for (const Tensor& t : recorded) cached_bytes += t.data.size();
+        if (cached_bytes <= kValueCacheBytes) {
+          cache.push_back(std::move(recorded));
+        } else {
+          caching = false;
+          cache.clear();
+        }
+      }
+      if (request.progress) request.progress(pass, passes, i + 1, samples.size());
+    }
+  }
+  enp_graph_builder_t builder;
+  throw_if_error(q.session_finish(session.s, &builder), plugin.name);
+  result.model = std::move(builder.model);
+  // A graph the quantizer got wrong is its bug, not a property of the
+  // user's model: say so under the plugin's name, not as a shape error.
+  try {
+    finalize_model(result.model, source + " (quantized)");
+  } catch (const UserError& e) {
+    throw UserError(
+        "plugin returned invalid data",
+        "quantizer '" + plugin.name + "' wrote an invalid graph: " + e.title() + ": " + e.where(),
+        "report this to the plugin's author; meanwhile keep the node named above in "
+        "float32 (layer.<node>.keep_fp32, docs/config.md)");
+  }
+  return result;
+}
+
+}  // namespace eulernpu::host

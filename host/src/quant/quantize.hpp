@@ -1,0 +1,54 @@
+// Post-training quantization as the host drives it: calibration samples ->
+// the float model's values on them (recorded on a reference backend) -> a
+// quantizer plugin's session, pass by pass -> the quantized model.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "plugins/backend_calls.hpp"
+#include "plugins/plugin_registry.hpp"
+#include "quant/calib_data.hpp"
+
+namespace eulernpu::host {
+
+struct QuantizeRequest {
+  const LoadedPlugin* quantizer = nullptr;
+  const LoadedPlugin* reference = nullptr;  // runs the float model (cpu_ref)
+  std::filesystem::path calib_path;
+  int64_t max_samples = 0;      // 0: all
+  KeyValues quantizer_options;  // docs/config.md, as the plugin reads them
+  KeyValues reference_options;  // e.g. threads
+  // Progress of each pass: (pass, passes, samples done, samples).
+  std::function<void(uint32_t, uint32_t, size_t, size_t)> progress;
+};
+
+struct QuantizeResult {
+  onnx::ModelProto model;  // finalized; shapes as the float model's
+  CalibSet calibration;    // the samples (at batch 1), files and their sha256
+  onnx::ModelProto float_at_batch_one;
+};
+
+// `float_model` is finalized. Throws UserError for calibration data that
+// does not fit, and for whatever the quantizer reports.
+QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::string& source,
+                              const QuantizeRequest& request);
+
+// `model` with every graph input's first dimension set to 1 and shapes
+// inferred again: calibration and the accuracy report run one sample at a
+// time. Returns the model unchanged if every first dimension already is 1.
+// The batch is the first data input's first dimension: an input whose
+// first dimension is another fixed size (an LSTM state (2, batch, hidden))
+// keeps its shape.
+onnx::ModelProto at_batch_one(const onnx::ModelProto& model, const std::string& source);
+
+// The same with first dimension `batch`.
+onnx::ModelProto at_batch(const onnx::ModelProto& model, const std::string& source, int64_t batch);
+
+// The quantizer to use: `name`, or the only one loaded. Throws UserError.
+const LoadedPlugin& find_quantizer(const PluginRegistry& registry, const std::string& name);
+
+}  // namespace eulernpu::host

@@ -1,0 +1,204 @@
+#include "quant/quantize_pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "formats/ir_file.hpp"
+#include "formats/manifest.hpp"
+#include "formats/sha256.hpp"
+#include "ir/optimize.hpp"
+#include "pipeline/partition.hpp"
+#include "quant/accuracy_target.hpp"
+#include "quant/activations.hpp"
+#include "quant/quant_config.hpp"
+#include "quant/quant_report.hpp"
+#include "quant/quantize.hpp"
+#include "quant/sensitivity.hpp"
+
+namespace eulernpu::host {
+namespace {
+
+struct Recorded {
+  std::string int8, float_name;
+};
+
+// Fills `report` from the quantized model's metadata and the calibration
+// samples: every int8 value against its float32 reference.
+void measure(const LoadedPlugin& reference, const KeyValues& options,
+             const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
+             const std::string& source, const CalibSet& calibration, size_t sensitivity_samples,
+             QuantReport& report) {
+  nlohmann::json meta;
+  for (const auto& kv : quantized.metadata_props()) {
+    if (kv.key() == "eulernpu.quantization")
+      meta = nlohmann::json::parse(kv.value(), nullptr, false);
+  }
+  if (!meta.is_object() || !meta.contains("values") || !meta["values"].is_array()) {
+    throw UserError("plugin returned invalid data",
+                    "the quantized model has no eulernpu.quantization metadata",
+                    "use a quantizer that records it (docs/quantization.md)");
+  }
+  std::vector<Recorded> values;
+  for (const auto& v : meta["values"]) {
+    QuantizedValue q;
+    q.name = v.value("float", "");
+    q.node = v.value("node", "");
+    q.op_type = v.value("op", "");
+    q.scale = v.value("scale", 1.0);
+    q.zero_point = v.value("zero_point", 0);
+    report.add_value(q);
+    values.push_back({v.value("int8", ""), q.name});
+  }
+  for (const auto& f : meta.value("float_nodes", nlohmann::json::array())) {
+    report.add_float32_node({f.value("node", ""), f.value("op", ""), f.value("reason", "")});
+  }
+  if (const auto r = meta.find("rounding"); r != meta.end() && r->is_object()) {
+    std::vector<RoundedLayer> layers;
+    for (const auto& l : r->value("layers", nlohmann::json::array())) {
+      layers.push_back(
+          {l.value("node", ""), l.value("flipped", int64_t{0}), l.value("error_vs_nearest", 1.0)});
+    }
+    report.set_rounding(r->value("method", "nearest"), std::move(layers));
+  }
+  report.set_samples(calibration.samples.size());
+  const ActivationRecorder floats(reference, float_model, options);
+  const ActivationRecorder ints(reference, at_batch_one(quantized, source + " (quantized)"),
+                                options, true);
+  for (const auto& sample : calibration.samples) {
+    std::map<std::string, Tensor> by_name;
+    auto f = floats.record(sample);
+    for (size_t i = 0; i < f.size(); ++i) by_name.emplace(floats.names()[i], std::move(f[i]));
+    std::map<std::string, Tensor> q_by_name;
+    auto q = ints.record(sample);
+    for (size_t i = 0; i < q.size(); ++i) q_by_name.emplace(ints.names()[i], std::move(q[i]));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const auto fi = by_name.find(values[i].float_name);
+      const auto qi = q_by_name.find(values[i].int8);
+      if (fi == by_name.end() || qi == q_by_name.end()) continue;
+      report.observe(i, fi->second, qi->second);
+    }
+  }
+  // Sensitivity: each value quantized alone, on the first samples (each
+  // value costs a run per sample).
+  const size_t n = std::min(calibration.samples.size(), sensitivity_samples);
+  if (n == 0) return;
+  const std::vector<std::vector<Tensor>> sample_set(calibration.samples.begin(),
+                                                    calibration.samples.begin() + n);
+  std::vector<FakeQuantValue> fq;
+  for (const auto& v : meta["values"]) {
+    fq.push_back({v.value("float", ""), v.value("scale", 1.0), v.value("zero_point", 0)});
+  }
+  const auto db = value_sensitivity(reference, options, float_model, fq, source, sample_set);
+  for (size_t i = 0; i < db.size(); ++i) {
+    if (!std::isnan(db[i])) report.set_output_sqnr(i, db[i]);
+  }
+}
+
+}  // namespace
+
+QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
+                                     const onnx::ModelProto& float_model,
+                                     const std::string& source) {
+  CompileConfig config = load_compile_config(options.config, options.preset);
+  if (options.calib_samples) {
+    // The command line wins over the config, and the manifest records it.
+    config.samples = *options.calib_samples;
+    if (config.samples <= 0) {
+      throw UserError("invalid command line", "--calib-samples must be 1 or more",
+                      "give a positive number of samples, or leave it out for all");
+    }
+  }
+  const int64_t max_samples = config.samples;
+  const int threads = options.threads;
+  // The sensitivity costs a float run per int8 value: measured by default
+  // only when a report file is asked for.
+  const int64_t sensitivity_samples =
+      options.sensitivity_samples.value_or(options.report ? kSensitivitySamples : 0);
+  if (sensitivity_samples < 0) {
+    throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
+                    "give 0 to skip the per-value sensitivity of the report");
+  }
+  if (threads < 0) {
+    throw UserError("invalid command line", "--threads must be 0 or more",
+                    "give 0 for the backend's default");
+  }
+  QuantizeRequest request;
+  request.quantizer = &find_quantizer(registry, options.quantizer.value_or(""));
+  request.reference = &registry.backend("cpu_ref");
+  request.calib_path = options.calib_data_path;
+  request.max_samples = max_samples;
+  request.quantizer_options = config.to_options();
+  request.reference_options = {{"threads", std::to_string(threads)}};
+  ProgressReporter progress = ProgressReporter::for_stderr();
+  uint32_t current = UINT32_MAX;
+  request.progress = [&](uint32_t pass, uint32_t passes, size_t done, size_t total) {
+    if (pass != current) {
+      if (current != UINT32_MAX) progress.end_pass();
+      current = pass;
+      progress.begin_pass(static_cast<int>(pass) + 1, static_cast<int>(passes),
+                          static_cast<int64_t>(total),
+                          pass == 0   ? "range"
+                          : pass == 1 ? "histogram"
+                                      : "error");
+    }
+    progress.update(static_cast<int64_t>(done));
+  };
+  // Rewrites first (docs/optimization.md): the quantizer, the report and
+  // every later step see the optimized float model.
+  onnx::ModelProto optimized = float_model;
+  std::vector<ir::AppliedRewrite> rewrites;
+  if (options.optimize) {
+    ir::OptimizeOptions optimize;
+    optimize.equalize = options.equalize;
+    rewrites = ir::optimize_for_quantization(
+        optimized, source, constant_evaluator(*request.reference, request.reference_options),
+        optimize);
+  }
+  QuantizeResult result = quantize_model(optimized, source, request);
+  if (current != UINT32_MAX) progress.end_pass();
+  progress.finish();
+
+  std::optional<AccuracyOutcome> accuracy;
+  if (options.accuracy_target) {
+    const double target = *options.accuracy_target;
+    if (!std::isfinite(target)) {
+      throw UserError("invalid command line", "--accuracy-target must be a number of dB",
+                      "e.g. --accuracy-target 30");
+    }
+    request.progress = nullptr;
+    accuracy = reach_accuracy_target(target, optimized, source, request, config, result);
+  }
+
+  if (options.save_quantized_ir) write_ir_file(*options.save_quantized_ir, result.model);
+  QuantReport report;
+  report.set_rewrites(std::move(rewrites));
+  const MacSplit macs = count_mac_split(result.model);
+  report.set_macs(macs.int8, macs.float_macs);
+  if (accuracy) report.set_accuracy(*accuracy);
+  measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
+          source, result.calibration, static_cast<size_t>(sensitivity_samples), report);
+  if (options.report) report.write_json(*options.report);
+
+  QuantizeOutcome out;
+  out.summary = report.summary(5);
+  out.model = std::move(result.model);
+  const std::string canonical = config.canonical_text();
+  out.calibration = {{"samples", result.calibration.samples.size()},
+                     {"files", result.calibration.files.size()},
+                     {"sha256", result.calibration.sha256},
+                     {"quantizer", plugin_record(request.quantizer->identity())}};
+  out.config = {
+      {"name", config.from_preset ? config.name()
+                                  : std::filesystem::path(config.name()).filename().string()},
+      {"kind", config.from_preset ? "preset" : "file"},
+      {"settings", nlohmann::ordered_json::parse(canonical)},
+      {"sha256", sha256_hex(canonical.data(), canonical.size())}};
+  out.backend_options = config.backend_options();
+  return out;
+}
+
+}  // namespace eulernpu::host
