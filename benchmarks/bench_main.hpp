@@ -1,4 +1,5 @@
-// The main() both benchmark programs share: OpenBLAS's idle workers spin
+// What every benchmark program shares: its timing helpers, and a main()
+// that sets OpenBLAS up first: OpenBLAS's idle workers spin
 // for ~2^28 cycles after a multi-threaded call and would take the cores of
 // the kernel under test (its 2-thread figure then shows no speed-up). The
 // product never runs OpenBLAS multi-threaded; OpenBLAS reads the timeout
@@ -8,9 +9,26 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <vector>
 
 namespace eulernpu::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The median of the per-call times: robust to the odd preempted call.
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
 
 inline int run_benchmarks(int argc, char** argv, void (*register_all)()) {
   if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {

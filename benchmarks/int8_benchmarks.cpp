@@ -33,11 +33,13 @@
 
 namespace {
 
+using eulernpu::bench::Clock;
+using eulernpu::bench::median;
+using eulernpu::bench::seconds_since;
 using eulernpu::kernels::Int8GemmIsa;
 using eulernpu::kit::Buffer;
 using eulernpu::kit::KernelContext;
 using eulernpu::kit::OpEntry;
-using Clock = std::chrono::steady_clock;
 namespace qmath = eulernpu::sdk::qmath;
 
 constexpr int64_t kFloatOpset = 17;
@@ -146,17 +148,6 @@ std::vector<Case> cases() {
       conv("digits_cnn_conv2_8x8x8_to_16_s2_batch64", 64, 8, 8, 16, 3, 2, 1),
       linear("digits_cnn_fc_256_to_10_batch64", 64, 256, 10),
   };
-}
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
 }
 
 // The kernel call for one op: its tensors and context, ready to run.

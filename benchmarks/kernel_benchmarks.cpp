@@ -29,10 +29,12 @@
 
 namespace {
 
+using eulernpu::bench::Clock;
+using eulernpu::bench::median;
+using eulernpu::bench::seconds_since;
 using eulernpu::kit::Buffer;
 using eulernpu::kit::KernelContext;
 using eulernpu::kit::OpEntry;
-using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kOpset = 17;
 constexpr int kThreadCounts[] = {1, 2};
@@ -73,17 +75,6 @@ struct Case {
   std::vector<int64_t> output;
   GemmShape gemm;
 };
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
 
 // Plain OpenBLAS on the case's GEMM shape, with operands already laid out
 // for it (no im2col, no bias), at OpenBLAS's own `threads`.

@@ -6,6 +6,7 @@
 // docs/quantization.md's formula, and prints one line, `name digest`, of
 // the output bytes: tests/kernels/cross_check.sh compares those lines
 // across x86-64, aarch64 and armv7-a.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "eulernpu/kernels/elementwise.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/kernels/matmul.hpp"
+#include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kernels/pool.hpp"
 #include "eulernpu/kernels/table.hpp"
 
@@ -403,6 +405,172 @@ void table_cases() {
   }
 }
 
+// Row-major offset of `idx` in `dims`.
+int64_t offset_of(const k::Dims& dims, const k::Dims& idx) {
+  int64_t off = 0;
+  for (size_t d = 0; d < dims.size(); ++d) off = off * dims[d] + idx[d];
+  return off;
+}
+
+// Calls fn(idx) for every multi-index of `dims` in row-major order.
+template <typename Fn>
+void for_each_index(const k::Dims& dims, Fn fn) {
+  k::Dims idx(dims.size(), 0);
+  if (k::product(dims) == 0) return;
+  for (;;) {
+    fn(idx);
+    size_t d = dims.size();
+    while (d > 0 && ++idx[d - 1] == dims[d - 1]) idx[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+// A view against its definition y[idx] = x[source(idx)], elements of `width` bytes.
+template <typename Source>
+void view_case(const char* name, const k::StridedView& v, const k::Dims& x_dims, size_t width,
+               Source source) {
+  const Bytes x = codes(k::product(x_dims) * static_cast<int64_t>(width));
+  const size_t n = static_cast<size_t>(k::product(v.dims)) * width;
+  Bytes want(n), serial(n), threaded(n);
+  int64_t o = 0;
+  for_each_index(v.dims, [&](const k::Dims& idx) {
+    const int64_t s = offset_of(x_dims, source(idx));
+    for (size_t b = 0; b < width; ++b) want[o * width + b] = x[s * width + b];
+    ++o;
+  });
+  k::copy_view(v, width, x.data(), serial.data(), k::kSerial);
+  k::copy_view(v, width, x.data(), threaded.data(), kThreads);
+  report(name, serial, threaded, want);
+}
+
+int64_t reflect(int64_t j, int64_t dim) {
+  while (j < 0 || j >= dim) j = j < 0 ? -j : 2 * (dim - 1) - j;
+  return j;
+}
+
+void movement_cases() {
+  // Large enough for the runner to split it across threads.
+  const k::Dims big{64, 40, 30};
+  view_case("transpose/int8", k::transpose_view(big, {2, 0, 1}), big, 1, [](const k::Dims& i) {
+    return k::Dims{i[1], i[2], i[0]};
+  });
+  view_case("transpose/float32", k::transpose_view({2, 3, 4}, {1, 2, 0}), {2, 3, 4}, 4,
+            [](const k::Dims& i) {
+              return k::Dims{i[2], i[0], i[1]};
+            });
+  // Rows 4, 2, 0 (ONNX clamps end -10 to before the first) and columns 1, 3.
+  const std::vector<k::SliceAxis> ranges{k::slice_axis(5, 4, -10, -2), k::slice_axis(6, 1, 5, 2)};
+  if (ranges[0].length != 3 || ranges[1].length != 2) {
+    std::printf("slice_axis clamps wrongly\n");
+    ++failures;
+  }
+  view_case("slice/negative_step", k::slice_view({5, 6}, ranges), {5, 6}, 1, [](const k::Dims& i) {
+    return k::Dims{4 - 2 * i[0], 1 + 2 * i[1]};
+  });
+  view_case("expand", k::expand_view({3, 1}, {2, 3, 4}), {3, 1}, 2, [](const k::Dims& i) {
+    return k::Dims{i[1], 0};
+  });
+  view_case("tile", k::tile_view({2, 3}, {2, 2}), {2, 3}, 1, [](const k::Dims& i) {
+    return k::Dims{i[1], i[3]};
+  });
+  // (1, 8, 2, 3) with block 2: C' = 2.
+  const k::Dims d2s{1, 8, 2, 3};
+  view_case("depth_to_space/dcr", k::depth_to_space_view(d2s, 2, false), d2s, 1,
+            [](const k::Dims& v) {  // v: (n, c, h, i, w, j) over (1, 2, 2, 2, 3, 2)
+              return k::Dims{0, (v[3] * 2 + v[5]) * 2 + v[1], v[2], v[4]};
+            });
+  view_case("depth_to_space/crd", k::depth_to_space_view(d2s, 2, true), d2s, 1,
+            [](const k::Dims& v) {
+              return k::Dims{0, v[1] * 4 + v[3] * 2 + v[5], v[2], v[4]};
+            });
+  const k::Dims s2d{1, 2, 4, 6};
+  view_case("space_to_depth", k::space_to_depth_view(s2d, 2), s2d, 1,
+            [](const k::Dims& v) {  // v: (n, i, j, c, h, w) over (1, 2, 2, 2, 2, 3)
+              return k::Dims{0, v[3], v[4] * 2 + v[1], v[5] * 2 + v[2]};
+            });
+  {
+    // x (2, 4, 3), along axis 1 at 2, 0, 3, 2.
+    const Bytes x = codes(24);
+    const int64_t at[] = {2, 0, 3, 2};
+    Bytes want(24), serial(24), threaded(24);
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t i = 0; i < 3; ++i) want[(o * 4 + j) * 3 + i] = x[(o * 4 + at[j]) * 3 + i];
+    k::gather({2, 4, 3, 1}, at, 4, x.data(), serial.data(), k::kSerial);
+    k::gather({2, 4, 3, 1}, at, 4, x.data(), threaded.data(), kThreads);
+    report("gather/axis1", serial, threaded, want);
+  }
+  const char* pad_names[] = {"pad/constant", "pad/edge", "pad/reflect", "pad/wrap"};
+  const k::PadMode modes[] = {k::PadMode::kConstant, k::PadMode::kEdge, k::PadMode::kReflect,
+                              k::PadMode::kWrap};
+  for (int m = 0; m < 4; ++m) {
+    // x (3, 4) padded by (1, 5) before and (2, 1) after: wider than x on
+    // the second axis, so reflect and wrap go round more than once.
+    const k::Dims x_dims{3, 4}, y_dims{6, 10};
+    const Bytes x = codes(12);
+    const int8_t fill = 77;
+    Bytes want(60), serial(60), threaded(60);
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t c = 0; c < 10; ++c) {
+        int64_t i = r - 1, j = c - 5;
+        const bool outside = i < 0 || i >= 3 || j < 0 || j >= 4;
+        if (modes[m] == k::PadMode::kEdge) {
+          i = std::clamp<int64_t>(i, 0, 2), j = std::clamp<int64_t>(j, 0, 3);
+        } else if (modes[m] == k::PadMode::kReflect) {
+          i = reflect(i, 3), j = reflect(j, 4);
+        } else if (modes[m] == k::PadMode::kWrap) {
+          i = (i % 3 + 3) % 3, j = (j % 4 + 4) % 4;
+        }
+        want[r * 10 + c] = modes[m] == k::PadMode::kConstant && outside ? fill : x[i * 4 + j];
+      }
+    k::PadParams p{x_dims, y_dims, {}};
+    p.maps.push_back(k::pad_axis_map(3, 1, 6, modes[m]));
+    p.maps.push_back(k::pad_axis_map(4, 5, 10, modes[m]));
+    k::pad(p, 1, x.data(), &fill, serial.data(), k::kSerial);
+    k::pad(p, 1, x.data(), &fill, threaded.data(), kThreads);
+    report(pad_names[m], serial, threaded, want);
+  }
+  {
+    // 3x3 windows, stride 2, one row and column of padding before: the
+    // codes' max over the taps inside x; argmax is the first maximum.
+    k::PoolParams p;
+    p.planes = 4;
+    p.in = {1, 7, 6};
+    p.kernel = {1, 3, 3};
+    p.stride = {1, 2, 2};
+    p.pad_begin = {0, 1, 1};
+    p.pad_end = {0, 1, 1};
+    p.out = {1, 4, 3};
+    const Bytes x = codes(4 * 42, -128, -120);  // few values: ties are common
+    Bytes want(48), serial(48), threaded(48);
+    std::vector<int64_t> want_at(48), at(48);
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          int8_t best = -128;
+          int64_t first = -1;
+          for (int64_t u = 0; u < 3; ++u)
+            for (int64_t v = 0; v < 3; ++v) {
+              const int64_t r = i * 2 - 1 + u, c = j * 2 - 1 + v;
+              if (r < 0 || r >= 7 || c < 0 || c >= 6) continue;
+              if (first < 0 || x[q * 42 + r * 6 + c] > best) {
+                best = x[q * 42 + r * 6 + c];
+                first = r * 6 + c;
+              }
+            }
+          want[q * 12 + i * 3 + j] = best;
+          want_at[q * 12 + i * 3 + j] = first;
+        }
+    k::max_pool(p, x.data(), serial.data(), at.data(), k::kSerial);
+    k::max_pool<int8_t>(p, x.data(), threaded.data(), nullptr, kThreads);
+    if (at != want_at) {
+      std::printf("max_pool: argmax differs\n");
+      ++failures;
+    }
+    report("max_pool/int8", serial, threaded, want);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -412,6 +580,7 @@ int main() {
   elementwise_cases();
   pool_cases();
   table_cases();
+  movement_cases();
   if (failures != 0) std::printf("%d case(s) differ from the definition\n", failures);
   return failures == 0 ? 0 : 1;
 }

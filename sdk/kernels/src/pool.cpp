@@ -1,8 +1,9 @@
-// QAveragePool and QGlobalAveragePool (eulernpu/kernels/pool.hpp).
+// QAveragePool, QGlobalAveragePool and MaxPool (eulernpu/kernels/pool.hpp).
 #include "eulernpu/kernels/pool.hpp"
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <vector>
 
 namespace eulernpu::kernels {
@@ -36,14 +37,20 @@ AxisTaps axis_taps(const PoolParams& sh, size_t d, int64_t o) {
   return t;
 }
 
-}  // namespace
-
-void qaverage_pool(const PoolParams& sh, const int8_t* x, const qmath::FixedMultiplier* m,
-                   int8_t* y, const TaskRunner& r) {
+// The taps of every output position, per axis.
+std::array<std::vector<AxisTaps>, 3> window_taps(const PoolParams& sh) {
   std::array<std::vector<AxisTaps>, 3> taps;
   for (size_t d = 0; d < 3; ++d) {
     for (int64_t o = 0; o < sh.out[d]; ++o) taps[d].push_back(axis_taps(sh, d, o));
   }
+  return taps;
+}
+
+}  // namespace
+
+void qaverage_pool(const PoolParams& sh, const int8_t* x, const qmath::FixedMultiplier* m,
+                   int8_t* y, const TaskRunner& r) {
+  const std::array<std::vector<AxisTaps>, 3> taps = window_taps(sh);
   const int64_t in_size = sh.in[0] * sh.in[1] * sh.in[2];
   const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
   const int32_t zx = sh.x_zero_point, zy = sh.y_zero_point;
@@ -75,6 +82,52 @@ void qaverage_pool(const PoolParams& sh, const int8_t* x, const qmath::FixedMult
     }
   });
 }
+
+template <typename T>
+void max_pool(const PoolParams& sh, const T* x, T* y, int64_t* argmax, const TaskRunner& r) {
+  const std::array<std::vector<AxisTaps>, 3> taps = window_taps(sh);
+  const int64_t in_size = sh.in[0] * sh.in[1] * sh.in[2];
+  const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
+  const int64_t window = sh.kernel[0] * sh.kernel[1] * sh.kernel[2];
+  for_each_task(r, sh.planes, threads_for(r, sh.planes * out_size * window), [&](int64_t p) {
+    const T* plane = x + p * in_size;
+    for (int64_t o0 = 0; o0 < sh.out[0]; ++o0) {
+      const AxisTaps& t0 = taps[0][static_cast<size_t>(o0)];
+      for (int64_t o1 = 0; o1 < sh.out[1]; ++o1) {
+        const AxisTaps& t1 = taps[1][static_cast<size_t>(o1)];
+        for (int64_t o2 = 0; o2 < sh.out[2]; ++o2) {
+          const AxisTaps& t2 = taps[2][static_cast<size_t>(o2)];
+          // The first maximum wins (a NaN first tap included, as ONNX
+          // Runtime's comparison does).
+          T best = std::numeric_limits<T>::lowest();
+          int64_t at = -1;
+          for (int64_t k0 = t0.first; k0 < t0.end; ++k0) {
+            const int64_t i0 = o0 * sh.stride[0] - sh.pad_begin[0] + k0 * sh.dilation[0];
+            for (int64_t k1 = t1.first; k1 < t1.end; ++k1) {
+              const int64_t i1 = o1 * sh.stride[1] - sh.pad_begin[1] + k1 * sh.dilation[1];
+              const int64_t row = (i0 * sh.in[1] + i1) * sh.in[2];
+              for (int64_t k2 = t2.first; k2 < t2.end; ++k2) {
+                const int64_t off = row + o2 * sh.stride[2] - sh.pad_begin[2] + k2 * sh.dilation[2];
+                if (at < 0 || plane[off] > best) {
+                  best = plane[off];
+                  at = off;
+                }
+              }
+            }
+          }
+          const int64_t o = p * out_size + (o0 * sh.out[1] + o1) * sh.out[2] + o2;
+          y[o] = best;
+          if (argmax) argmax[o] = at;
+        }
+      }
+    }
+  });
+}
+
+template void max_pool(const PoolParams&, const int8_t*, int8_t*, int64_t*, const TaskRunner&);
+template void max_pool(const PoolParams&, const uint8_t*, uint8_t*, int64_t*, const TaskRunner&);
+template void max_pool(const PoolParams&, const float*, float*, int64_t*, const TaskRunner&);
+template void max_pool(const PoolParams&, const double*, double*, int64_t*, const TaskRunner&);
 
 void qglobal_average_pool(const GlobalPoolParams& p, const int8_t* x, int8_t* y,
                           const TaskRunner& r) {

@@ -82,7 +82,9 @@ void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
   for (const size_t step : lowered.plan.schedule) {
     const LoweredNode& n = g.nodes[step];
     const OpEntry* entry = find_op(n.domain, n.op, n.opset);
-    if (!entry) corrupt("node '" + n.name + "' has an op cpu_ref cannot run");
+    if (!entry)
+      corrupt("node '" + n.name + "' has op " + n.op + " (opset " + std::to_string(n.opset) +
+              "), which no reference kernel runs");
     std::vector<Buffer> ins, outs;
     auto lookup = [&](const std::string& name) {
       if (name.empty()) return Buffer{};

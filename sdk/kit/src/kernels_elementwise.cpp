@@ -861,7 +861,7 @@ void where_kernel(const KernelContext& ctx) {
       o[i] = load(c[off[0]]) ? x[off[1]] : y[off[2]];
     });
   });
-  if (!moved) corrupt("a tensor has an element size cpu_ref cannot move");
+  if (!moved) corrupt("a tensor has an element size no reference kernel moves");
 }
 
 // ---------------------------------------------------------------------------

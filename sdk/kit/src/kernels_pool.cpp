@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 
+#include "eulernpu/kernels/pool.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
@@ -178,33 +179,29 @@ int64_t flat_index(const PoolGeometry& g, int64_t plane, int64_t id, int64_t ih,
   return plane * g.in_size() + spatial;
 }
 
+// The windows run in the portable kernel (eulernpu/kernels/pool.hpp),
+// which int8 backends share; Indices are its argmax in ONNX's numbering.
 void max_pool(const KernelContext& ctx) {
   const PoolGeometry g = pool_geometry(ctx);
   const bool column_major = ctx.attr_int("storage_order", 0) != 0;
   int64_t* indices =
       ctx.outputs.size() > 1 && ctx.outputs[1].data ? ctx.outputs[1].as<int64_t>() : nullptr;
   if (indices && ctx.outputs[1].count() != ctx.outputs[0].count()) corrupt(kScope, "Indices shape");
+  kernels::PoolParams p;
+  p.planes = g.planes;
+  p.in = g.in, p.out = g.out, p.kernel = g.kernel, p.stride = g.stride, p.dilation = g.dilation;
+  p.pad_begin = g.pad_begin, p.pad_end = g.pad_end;
   dispatch_pool(ctx.inputs[0].dtype, true, [&]<typename T>() {
-    const T* x = ctx.inputs[0].as<T>();
-    T* y = ctx.outputs[0].as<T>();
-    for_each_output(
-        g, ctx.threads, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-          const T* px = x + plane * g.in_size();
-          // The first maximum wins; a window inside the padding only yields
-          // lowest() and index -1.
-          T best = std::numeric_limits<T>::lowest();
-          int64_t at = -1, bd = 0, bh = 0, bw = 0;
-          for_each_tap(g, od, oh, ow, [&](int64_t off, int64_t id, int64_t ih, int64_t iw) {
-            if (at < 0 || px[off] > best) {
-              best = px[off];
-              at = off;
-              bd = id, bh = ih, bw = iw;
-            }
-          });
-          y[o] = best;
-          if (indices) indices[o] = at < 0 ? -1 : flat_index(g, plane, bd, bh, bw, column_major);
-        });
+    kernels::max_pool(p, ctx.inputs[0].as<T>(), ctx.outputs[0].as<T>(), indices, task_runner(ctx));
   });
+  if (!indices) return;
+  const int64_t per_plane = g.out_size();
+  for (int64_t o = 0; o < ctx.outputs[1].count(); ++o) {
+    const int64_t at = indices[o];
+    if (at < 0) continue;
+    const int64_t iw = at % g.in[2], ih = at / g.in[2] % g.in[1], id = at / (g.in[1] * g.in[2]);
+    indices[o] = flat_index(g, o / per_plane, id, ih, iw, column_major);
+  }
 }
 
 void average_pool(const KernelContext& ctx) {

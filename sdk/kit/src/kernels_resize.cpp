@@ -12,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
@@ -342,8 +343,15 @@ void resize_typed(const KernelContext& ctx, const std::vector<Taps>& taps,
       ping.resize(static_cast<size_t>(outer * shape[a] * inner));
       dst = ping.data();
     }
-    resize_axis(src, dst, outer, in_len, inner, taps[a], static_cast<T>(m.extrapolation),
-                ctx.threads);
+    const Taps& t = taps[a];
+    if (t.n == 1 && std::find(t.outside.begin(), t.outside.end(), 1) == t.outside.end()) {
+      // One source index per position: a gather along the axis, the
+      // portable kernel an int8 backend runs for a nearest Resize.
+      kernels::gather({outer, in_len, inner, sizeof(T)}, t.index.data(),
+                      static_cast<int64_t>(t.index.size()), src, dst, task_runner(ctx));
+    } else {
+      resize_axis(src, dst, outer, in_len, inner, t, static_cast<T>(m.extrapolation), ctx.threads);
+    }
     std::swap(ping, pong);
     src = dst;
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "float16.hpp"
 #include "int_values.hpp"
@@ -118,66 +119,28 @@ bool next_index(Dims& idx, const Dims& dims) {
 
 // --- strided views --------------------------------------------------------
 
-// out[i0, i1, ...] = in[offset + i0 * strides[0] + i1 * strides[1] + ...]:
-// Transpose, Slice, Expand, Tile, DepthToSpace and Split are all views.
-struct View {
-  Dims dims;  // of the output
-  Dims strides;
-  int64_t offset = 0;
-};
+// Transpose, Slice, Split, Expand, Tile, DepthToSpace and SpaceToDepth are
+// views, copied by the portable kernel (eulernpu/kernels/movement.hpp).
+using kernels::StridedView;
 
-template <typename T>
-void copy_rows(const T* src, const View& v, T* dst, int64_t begin, int64_t end) {
-  const size_t outer = v.dims.size() - 1;
-  const int64_t inner = v.dims.back(), step = v.strides.back();
-  Dims idx(outer);
-  int64_t off = v.offset;
-  for (size_t d = outer, r = static_cast<size_t>(begin); d-- > 0;) {
-    const auto dim = static_cast<size_t>(v.dims[d]);
-    idx[d] = static_cast<int64_t>(r % dim);
-    r /= dim;
-    off += idx[d] * v.strides[d];
+void copy_view(const KernelContext& ctx, const Buffer& in, const StridedView& v, void* dst) {
+  const size_t w = width(in);
+  if (w != 1 && w != 2 && w != 4 && w != 8) {
+    corrupt(kScope, std::string("no element width for ") + sdk::dtype_name(in.dtype));
   }
-  for (int64_t row = begin; row < end; ++row) {
-    T* out = dst + row * inner;
-    for (int64_t j = 0; j < inner; ++j) out[j] = src[off + j * step];
-    for (size_t d = outer; d-- > 0;) {
-      off += v.strides[d];
-      if (++idx[d] < v.dims[d]) break;
-      off -= v.strides[d] * v.dims[d];
-      idx[d] = 0;
-    }
-  }
+  kernels::copy_view(v, w, in.data, dst, task_runner(ctx));
 }
 
-void copy_view(const KernelContext& ctx, const Buffer& in, const View& v, void* dst) {
-  const int64_t n = product(v.dims);
-  if (n == 0) return;
-  dispatch_width_of(in.dtype, [&]<typename T>() {
-    const T* src = in.as<const T>();
-    T* out = static_cast<T*>(dst);
-    if (v.dims.empty()) {
-      out[0] = src[v.offset];
-      return;
-    }
-    parallel_for(n / v.dims.back(), threads_for(ctx, n, kParallelGrain),
-                 [&](int64_t begin, int64_t end) { copy_rows(src, v, out, begin, end); });
-  });
-}
-
-// Strides that read `in` broadcast to `out` (0 along broadcast dims).
-Dims broadcast_to(const Dims& in, const Dims& out) {
+// The view reading `in` broadcast to `out`.
+StridedView broadcast_to(const Dims& in, const Dims& out) {
   require(kScope, in.size() <= out.size(),
           "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
-  const Dims s = strides_of(in);
-  Dims strides(out.size(), 0);
   for (size_t i = 0; i < in.size(); ++i) {
     const size_t d = out.size() - in.size() + i;
     require(kScope, in[i] == 1 || in[i] == out[d],
             "cannot broadcast " + dims_string(in) + " to " + dims_string(out));
-    strides[d] = in[i] == 1 ? 0 : s[i];
   }
-  return strides;
+  return kernels::expand_view(in, out);
 }
 
 // --- Reshape, Flatten, Squeeze, Unsqueeze ---------------------------------
@@ -233,16 +196,6 @@ void any_reshape(const KernelContext& ctx) {
 // --- Transpose, DepthToSpace, SpaceToDepth --------------------------------
 
 // A view reading `in` (seen with `dims`) in the order of `perm`.
-View permuted(const Dims& dims, const Dims& perm) {
-  const Dims s = strides_of(dims);
-  View v;
-  for (int64_t p : perm) {
-    v.dims.push_back(dims[static_cast<size_t>(p)]);
-    v.strides.push_back(s[static_cast<size_t>(p)]);
-  }
-  return v;
-}
-
 void any_transpose(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const size_t rank = in.shape.size();
@@ -256,14 +209,13 @@ void any_transpose(const KernelContext& ctx) {
     require(kScope, sorted[i] == static_cast<int64_t>(i), "Transpose: perm is not a permutation");
   }
   require(kScope, perm.size() == rank, "Transpose: perm does not match the rank");
-  const View v = permuted(in.shape, perm);
+  const StridedView v = kernels::transpose_view(in.shape, perm);
   require(kScope, v.dims == ctx.outputs[0].shape, "Transpose: output shape differs");
   copy_view(ctx, in, v, ctx.outputs[0].data);
 }
 
 // DepthToSpace and SpaceToDepth are a transpose of a 6-D view.
-void space_depth(const KernelContext& ctx, const Dims& in6, const Dims& perm) {
-  const View v = permuted(in6, perm);
+void space_depth(const KernelContext& ctx, const StridedView& v) {
   require(kScope, product(v.dims) == ctx.outputs[0].count(), "output size differs");
   copy_view(ctx, ctx.inputs[0], v, ctx.outputs[0].data);
 }
@@ -274,11 +226,7 @@ void any_depth_to_space(const KernelContext& ctx) {
   require(kScope, s.size() == 4 && b > 0 && s[1] % (b * b) == 0, "DepthToSpace: bad input shape");
   const Dims out{s[0], s[1] / (b * b), s[2] * b, s[3] * b};
   require(kScope, out == ctx.outputs[0].shape, "DepthToSpace: output shape differs");
-  if (ctx.attr_string("mode", "DCR") == "CRD") {
-    space_depth(ctx, {s[0], s[1] / (b * b), b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3});
-  } else {
-    space_depth(ctx, {s[0], b, b, s[1] / (b * b), s[2], s[3]}, {0, 3, 4, 1, 5, 2});
-  }
+  space_depth(ctx, kernels::depth_to_space_view(s, b, ctx.attr_string("mode", "DCR") == "CRD"));
 }
 
 void any_space_to_depth(const KernelContext& ctx) {
@@ -288,7 +236,7 @@ void any_space_to_depth(const KernelContext& ctx) {
           "SpaceToDepth: bad input shape");
   const Dims out{s[0], s[1] * b * b, s[2] / b, s[3] / b};
   require(kScope, out == ctx.outputs[0].shape, "SpaceToDepth: output shape differs");
-  space_depth(ctx, {s[0], s[1], s[2] / b, b, s[3] / b, b}, {0, 3, 5, 1, 2, 4});
+  space_depth(ctx, kernels::space_to_depth_view(s, b));
 }
 
 // --- Concat, Split --------------------------------------------------------
@@ -335,7 +283,7 @@ void any_split(const KernelContext& ctx) {
     expect[axis] = out.shape.size() == in.shape.size() ? out.shape[axis] : -1;
     require(kScope, out.shape == expect && start + out.shape[axis] <= in.shape[axis],
             "Split: output " + dims_string(out.shape) + " does not fit the input");
-    copy_view(ctx, in, View{out.shape, strides, start * strides[axis]}, out.data);
+    copy_view(ctx, in, StridedView{out.shape, strides, start * strides[axis]}, out.data);
     start += out.shape[axis];
   }
   if (auto split = int_list(ctx, "split", 1, 13)) {
@@ -352,23 +300,6 @@ void any_split(const KernelContext& ctx) {
 
 // --- Slice ----------------------------------------------------------------
 
-// ONNX's clamping, as the host's rule does it: returns {start, length}.
-std::pair<int64_t, int64_t> slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start - 1) / step + 1 : 0};
-  }
-  start = std::clamp<int64_t>(start, 0, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
-  return {start, start > end
-                     ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude) + 1
-                     : 0};
-}
-
 void any_slice(const KernelContext& ctx) {
   const Buffer& in = ctx.inputs[0];
   const Buffer& out = ctx.outputs[0];
@@ -383,20 +314,16 @@ void any_slice(const KernelContext& ctx) {
       steps.size() != starts.size()) {
     index_out_of_range("Slice: starts, ends, axes and steps differ in length");
   }
-  const Dims s = strides_of(in.shape);
-  View v{in.shape, s, 0};
+  std::vector<kernels::SliceAxis> ranges(in.shape.size());
+  for (size_t d = 0; d < in.shape.size(); ++d) ranges[d] = {0, in.shape[d], 1};
   std::vector<bool> seen(in.shape.size(), false);
   for (size_t i = 0; i < starts.size(); ++i) {
     const auto d = static_cast<size_t>(axis_for(axes[i], in.shape.size(), "Slice"));
     if (steps[i] == 0 || seen[d]) index_out_of_range("Slice: a step is 0 or an axis repeats");
     seen[d] = true;
-    const auto [start, length] = slice_range(in.shape[d], starts[i], ends[i], steps[i]);
-    v.dims[d] = length;
-    // With two or more elements |step| < dim, so step * stride cannot
-    // overflow; with fewer the stride is never used.
-    v.strides[d] = length > 1 ? steps[i] * s[d] : 0;
-    if (length > 0) v.offset += start * s[d];
+    ranges[d] = kernels::slice_axis(in.shape[d], starts[i], ends[i], steps[i]);
   }
+  const StridedView v = kernels::slice_view(in.shape, ranges);
   if (v.dims != out.shape) {
     index_out_of_range("Slice: starts/ends give " + dims_string(v.dims) +
                        " but the model was compiled for " + dims_string(out.shape));
@@ -416,16 +343,12 @@ void any_gather(const KernelContext& ctx) {
   const int64_t inner = product(data.shape.begin() + axis + 1, data.shape.end());
   const int64_t n = indices.count();
   require(kScope, out.count() == outer * n * inner, "Gather: output size differs");
-  const size_t block = static_cast<size_t>(inner) * width(data);
-  const auto* src = data.as<const uint8_t>();
-  auto* dst = out.as<uint8_t>();
+  std::vector<int64_t> at(static_cast<size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t i = index_for(int_at(indices, j), dim, "Gather");
-    for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(dst + static_cast<size_t>(o * n + j) * block,
-                  src + static_cast<size_t>(o * dim + i) * block, block);
-    }
+    at[static_cast<size_t>(j)] = index_for(int_at(indices, j), dim, "Gather");
   }
+  kernels::gather({outer, dim, inner, width(data)}, at.data(), n, data.data, out.data,
+                  task_runner(ctx));
 }
 
 // Offset into `data` of the element at `idx` of indices, with the axis
@@ -652,7 +575,7 @@ void any_expand(const KernelContext& ctx) {
     index_out_of_range("Expand: shape " + dims_string(shape) + " gives " + dims_string(want) +
                        " but the model was compiled for " + dims_string(out.shape));
   }
-  copy_view(ctx, in, View{out.shape, broadcast_to(in.shape, out.shape), 0}, out.data);
+  copy_view(ctx, in, broadcast_to(in.shape, out.shape), out.data);
 }
 
 // Tile reads dims (r0, d0, r1, d1, ...) with strides (0, s0, 0, s1, ...).
@@ -668,41 +591,16 @@ void any_tile(const KernelContext& ctx) {
     index_out_of_range("Tile: repeats " + dims_string(repeats) +
                        " do not give the compiled shape " + dims_string(out.shape));
   }
-  const Dims s = strides_of(in.shape);
-  View v;
-  for (size_t d = 0; d < s.size(); ++d) {
-    v.dims.insert(v.dims.end(), {repeats[d], in.shape[d]});
-    v.strides.insert(v.strides.end(), {0, s[d]});
-  }
-  copy_view(ctx, in, v, out.data);
+  copy_view(ctx, in, kernels::tile_view(in.shape, repeats), out.data);
 }
 
 // --- Pad ------------------------------------------------------------------
 
-// Source index along one axis for each output position; -1 = fill value.
-Dims pad_map(int64_t dim, int64_t before, int64_t out_dim, const std::string& mode) {
-  Dims map(static_cast<size_t>(out_dim));
-  for (int64_t o = 0; o < out_dim; ++o) {
-    const int64_t j = o - before;
-    int64_t src = j;
-    if (j < 0 || j >= dim) {
-      if (mode == "constant") {
-        src = -1;
-      } else if (dim == 0) {
-        index_out_of_range("Pad: cannot pad an empty axis in mode '" + mode + "'");
-      } else if (mode == "edge") {
-        src = std::clamp<int64_t>(j, 0, dim - 1);
-      } else if (mode == "wrap") {
-        src = ((j % dim) + dim) % dim;
-      } else {  // reflect, mirrored around the edge elements
-        const int64_t period = 2 * (dim - 1);
-        const int64_t m = period == 0 ? 0 : ((j % period) + period) % period;
-        src = m < dim ? m : period - m;
-      }
-    }
-    map[static_cast<size_t>(o)] = src;
-  }
-  return map;
+kernels::PadMode pad_mode(const std::string& mode) {
+  if (mode == "constant") return kernels::PadMode::kConstant;
+  if (mode == "edge") return kernels::PadMode::kEdge;
+  if (mode == "wrap") return kernels::PadMode::kWrap;
+  return kernels::PadMode::kReflect;
 }
 
 // The constant fill value's bytes in the data's dtype (zero by default).
@@ -742,33 +640,19 @@ void any_pad(const KernelContext& ctx) {
     before[static_cast<size_t>(axes[i])] = pads[i];
     after[static_cast<size_t>(axes[i])] = pads[i + axes.size()];
   }
-  std::vector<Dims> maps;
+  kernels::PadParams pp{in.shape, out.shape, {}};
   for (size_t d = 0; d < rank; ++d) {
     if (checked_add(checked_add(in.shape[d], before[d], "Pad"), after[d], "Pad") != out.shape[d]) {
       index_out_of_range("Pad: pads " + dims_string(pads) + " do not give the compiled shape " +
                          dims_string(out.shape));
     }
-    maps.push_back(pad_map(in.shape[d], before[d], out.shape[d], mode));
+    if (mode != "constant" && in.shape[d] == 0 && out.shape[d] > 0) {
+      index_out_of_range("Pad: cannot pad an empty axis in mode '" + mode + "'");
+    }
+    pp.maps.push_back(kernels::pad_axis_map(in.shape[d], before[d], out.shape[d], pad_mode(mode)));
   }
   const std::vector<uint8_t> fill = pad_value(ctx, in);
-  if (out.count() == 0) return;
-  dispatch_width_of(in.dtype, [&]<typename T>() {
-    T value;
-    std::memcpy(&value, fill.data(), sizeof(T));
-    const T* src = in.as<const T>();
-    T* dst = out.as<T>();
-    const Dims s = strides_of(in.shape);
-    Dims idx(rank, 0);
-    int64_t i = 0;
-    do {
-      int64_t off = 0;
-      for (size_t d = 0; d < rank && off >= 0; ++d) {
-        const int64_t m = maps[d][static_cast<size_t>(idx[d])];
-        off = m < 0 ? -1 : off + m * s[d];
-      }
-      dst[i++] = off < 0 ? value : src[off];
-    } while (next_index(idx, out.shape));
-  });
+  kernels::pad(pp, width(in), in.data, fill.data(), out.data, task_runner(ctx));
 }
 
 // --- Shape, Size, ConstantOfShape, Range ----------------------------------

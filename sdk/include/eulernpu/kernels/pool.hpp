@@ -1,7 +1,7 @@
 // QAveragePool and QGlobalAveragePool of domain ai.eulernpu
 // (docs/quantization.md): int32 sums of X − x_zero_point over each window,
 // one requantization per output with the multiplier of the window's tap
-// count.
+// count; and MaxPool, which only selects.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,16 @@ struct PoolParams {
 // m[n] rescales a sum of n taps (taps + 1 entries, n = 0 included).
 void qaverage_pool(const PoolParams& p, const int8_t* x, const sdk::qmath::FixedMultiplier* m,
                    int8_t* y, const TaskRunner& r = kSerial);
+
+// MaxPool over the same windows, for int8 codes (a movement op: the max
+// of codes is the code of the max) and for floats. Pads never win; a
+// window in the padding only gives the type's lowest value. `argmax` is
+// null, or gets per output the offset within its plane of the first
+// maximum in tap order (-1 for a window in the padding only). Built for
+// int8_t, uint8_t, float and double.
+template <typename T>
+void max_pool(const PoolParams& p, const T* x, T* y, int64_t* argmax = nullptr,
+              const TaskRunner& r = kSerial);
 
 struct GlobalPoolParams {
   int64_t planes = 0, size = 0;  // size · 255 fits int32
