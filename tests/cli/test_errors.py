@@ -173,6 +173,41 @@ class NpzErrorTest(CliTestCase):
         np.savez(self.path("extra.npz"), x=load(INPUT)["x"], extra=np.zeros(1, np.float32))
         run_error(self.path("extra.npz"), "input tensor not in model", "'extra'")
 
+    def test_outputs_never_replace_links_devices_fifos_or_other_files(self):
+        # A rename replaces whatever the path names: as root, --out /dev/full
+        # would have become a regular file. Every output refuses instead.
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        with open(self.path("notes.txt"), "w") as f:
+            f.write("precious")
+        os.symlink(self.path("notes.txt"), self.path("link.npz"))
+        os.mkfifo(self.path("fifo.json"))
+        run = ("run", "--artifact", self.path("a"), "--input", INPUT)
+        for out in (self.path("link.npz"), "/dev/full", self.path("notes.txt")):
+            self.error(*run, "--out", out, title="output path is in the way")
+        # The reports: npu_sim's run report, and the quantization report.
+        calib = self.path("calib")
+        os.mkdir(calib)
+        shutil.copy(INPUT, calib)
+        self.assertEqual(compile_tiny_mlp(self.path("npu"), "--backend", "npu_sim",
+                                          "--calib-data-path", calib).returncode, 0)
+        self.error("run", "--artifact", self.path("npu"), "--input", INPUT, "--out",
+                   self.path("r.npz"), "--report", self.path("fifo.json"),
+                   title="output path is in the way")
+        self.assert_absent(self.path("r.npz"))
+        self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--calib-data-path", calib,
+                   "--report", self.path("notes.txt"), "--out", self.path("q"),
+                   title="output path is in the way")
+        self.assert_absent(self.path("q"))
+        self.error("parse", "--spec", SPEC, "--weights", WEIGHTS, "--output",
+                   self.path("link.npz"), title="output path is in the way")
+        self.assertTrue(os.path.islink(self.path("link.npz")))
+        self.assertFalse(os.path.isfile("/dev/full") and not os.path.islink("/dev/full"))
+        with open(self.path("notes.txt")) as f:
+            self.assertEqual(f.read(), "precious")
+        # An earlier output of the same kind is replaced.
+        self.ok(*run, "--out", self.path("r.npz"))
+        self.ok(*run, "--out", self.path("r.npz"))
+
     def test_broken_artifact(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         out = self.path("r.npz")

@@ -187,11 +187,6 @@ std::set<std::string> list_dir(const fs::path& dir) {
   return names;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 std::vector<Tensor> decode(const Bytes& zip, const NpzLimits& limits = {}) {
   return read_npz_bytes(zip.data(), zip.size(), "test.npz", limits);
 }
@@ -644,45 +639,6 @@ TEST(NpzTest, ArchiveLimitsAreEnforced) {
   NpzLimits low_rank;
   low_rank.max_rank = 0;
   expect_user_error([&] { decode(zip, low_rank); }, kTooBig);
-}
-
-// --- atomic writes ---
-
-TEST(NpzTest, WriteFileAtomicReplacesExistingFile) {
-  const fs::path dir = test_dir();
-  const fs::path path = dir / "out.bin";
-  write_file_atomic(path, "old", 3);
-  write_file_atomic(path, "new!", 4);
-  EXPECT_EQ(read_text(path), "new!");
-  write_file_atomic(path, nullptr, 0);
-  EXPECT_EQ(read_text(path), "");
-  EXPECT_EQ(list_dir(dir), std::set<std::string>{"out.bin"});
-}
-
-TEST(NpzTest, WriteFileAtomicFailsCleanlyWhenDirectoryIsMissing) {
-  const fs::path dir = test_dir();
-  const fs::path path = dir / "missing" / "out.npz";
-  const UserError e = expect_user_error(
-      [&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); }, kCannotWrite);
-  EXPECT_NE(e.where().find("out.npz"), std::string::npos);
-  EXPECT_FALSE(fs::exists(path));
-  EXPECT_TRUE(list_dir(dir).empty());
-}
-
-TEST(NpzTest, WriteFileAtomicRemovesTempFileWhenRenameFails) {
-  // The temp file is written, then renaming it over a directory fails.
-  const fs::path dir = test_dir();
-  const fs::path path = dir / "out.npz";
-  fs::create_directories(path / "occupied");
-  expect_user_error([&] { write_npz(path, {make_tensor("a", DType::kInt8, {1})}); }, kCannotWrite);
-  EXPECT_EQ(list_dir(dir), std::set<std::string>{"out.npz"});
-  EXPECT_TRUE(fs::is_directory(path / "occupied"));
-}
-
-TEST(NpzTest, WriteFileAtomicRejectsDirectoryPath) {
-  const fs::path dir = test_dir();
-  expect_user_error([&] { write_file_atomic(dir / "", "x", 1); }, kCannotWrite);
-  EXPECT_TRUE(list_dir(dir).empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "eulernpu/sdk/lowbit.hpp"
 #include "formats/manifest.hpp"
 #include "formats/npz.hpp"
+#include "formats/output_file.hpp"
 #include "pipeline/partitioned_artifact.hpp"
 #include "plugins/backend_calls.hpp"
 
@@ -159,7 +160,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
       std::fputs(j["summary"].get<std::string>().c_str(), stdout);
     }
     if (args->count("report")) {
-      write_file_atomic((*args)["report"].as<std::string>(), report.data(), report.size());
+      write_file_atomic((*args)["report"].as<std::string>(), report.data(), report.size(),
+                        OutputKind::kJson);
     }
   }
   if (estimate_only) {

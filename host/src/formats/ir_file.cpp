@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "formats/npz.hpp"
+#include "formats/output_file.hpp"
 #include "formats/sha256.hpp"
 #include "ir/finalize.hpp"
 
@@ -59,7 +60,7 @@ void write_ir_file(const fs::path& path, const onnx::ModelProto& model) {
                       "store large weights outside the model");
     }
   }
-  write_file_atomic(path, bytes.data(), bytes.size());
+  write_file_atomic(path, bytes.data(), bytes.size(), OutputKind::kOnnx);
 }
 
 onnx::ModelProto read_ir_file(const fs::path& path) {

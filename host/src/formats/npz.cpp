@@ -22,6 +22,7 @@
 
 #include "core/error.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
+#include "formats/output_file.hpp"
 #include "formats/zip_io.hpp"
 
 namespace eulernpu::host {
@@ -39,7 +40,6 @@ constexpr char kCorrupt[] = "npz file is corrupt";
 constexpr char kMalformed[] = "npy array is malformed";
 constexpr char kUnsupported[] = "unsupported npy dtype";
 constexpr char kTooBig[] = "npz file exceeds a size limit";
-constexpr char kCannotWrite[] = "cannot write output file";
 
 constexpr char kRecreateFix[] = "re-create the file with np.savez or np.savez_compressed";
 constexpr char kDuplicateFix[] = "re-create the file with np.savez, which writes each key once";
@@ -54,9 +54,6 @@ constexpr char kDTypeFix[] =
 constexpr char kLimitFix[] =
     "split the arrays over smaller files, or raise the limit if the file is "
     "trusted";
-constexpr char kWriteFix[] =
-    "check that the directory exists and is writable and that the disk has "
-    "space";
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kNpyMagicLen = 6;
@@ -671,73 +668,6 @@ void add_member(zip_t* za, const Tensor& t, Member& member, bool compress) {
                            "an npz");
 }
 
-// A temporary file that is removed unless it was renamed into place.
-class TempFile {
- public:
-  TempFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  int fd() const { return fd_; }
-  const fs::path& path() const { return path_; }
-  int close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-  void commit() { committed_ = true; }
-
- private:
-  fs::path path_;
-  int fd_;
-  bool committed_ = false;
-};
-
-[[noreturn]] void fail_write(const fs::path& path, const std::string& what, int err) {
-  fail(kCannotWrite, path.string() + ": " + what + ": " + std::generic_category().message(err),
-       kWriteFix);
-}
-
-std::string temp_suffix() {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-         std::to_string(rng() & 0xffffffff);
-}
-
-// O_EXCL with a fresh name, so a concurrent writer's temp file is never
-// reused; 0666 lets the umask decide the mode as for any new file.
-TempFile create_temp(const fs::path& path) {
-  const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string base(1, '.');  // hidden; appended for the GCC 12 bug above
-  base += path.filename().string();
-  base += ".tmp-";
-  for (int attempt = 0;; ++attempt) {
-    fs::path temp = dir / (base + temp_suffix());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0) return TempFile(std::move(temp), fd);
-    const int err = errno;
-    if (err != EEXIST || attempt == 100) {
-      fail_write(path, "cannot create a temporary file in " + dir.string(), err);
-    }
-  }
-}
-
-void write_all(int fd, const uint8_t* data, size_t size, const fs::path& path) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    const int err = errno;
-    if (n < 0 && err == EINTR) continue;
-    if (n < 0) fail_write(path, "write failed", err);
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 
 // --- public API ---
@@ -816,30 +746,7 @@ std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors, bool compres
 
 void write_npz(const fs::path& path, const std::vector<Tensor>& tensors, bool compress) {
   const std::vector<uint8_t> bytes = encode_npz(tensors, compress);
-  write_file_atomic(path, bytes.data(), bytes.size());
-}
-
-void write_file_atomic(const fs::path& path, const void* data, size_t size) {
-  if (path.filename().empty()) {
-    fail(kCannotWrite, path.string() + ": names a directory, not a file", "give a file name");
-  }
-  TempFile temp = create_temp(path);
-  write_all(temp.fd(), static_cast<const uint8_t*>(data), size, path);
-  // Flushed before the rename, so a crash never leaves a renamed but empty
-  // file.
-  if (::fsync(temp.fd()) != 0) {
-    const int err = errno;
-    fail_write(path, "fsync failed", err);
-  }
-  if (temp.close() != 0) {
-    const int err = errno;
-    fail_write(path, "close failed", err);
-  }
-  if (::rename(temp.path().c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    fail_write(path, "cannot rename the temporary file over it", err);
-  }
-  temp.commit();
+  write_file_atomic(path, bytes.data(), bytes.size(), OutputKind::kZip);
 }
 
 }  // namespace eulernpu::host

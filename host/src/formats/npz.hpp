@@ -53,14 +53,9 @@ std::vector<uint8_t> encode_npy(const Tensor& t);
 // std::invalid_argument for inconsistent tensors or duplicate names.
 std::vector<uint8_t> encode_npz(const std::vector<Tensor>& tensors, bool compress = false);
 
-// Writes encode_npz's bytes to `path` with write_file_atomic.
+// Writes encode_npz's bytes to `path` with write_file_atomic
+// (formats/output_file.hpp).
 void write_npz(const std::filesystem::path& path, const std::vector<Tensor>& tensors,
                bool compress = false);
-
-// Writes `data` to a temporary file beside `path`, then renames it over
-// `path`, so readers never see a partial file. On failure throws UserError
-// "cannot write output file" and leaves neither a temporary file nor a new
-// `path` behind (an existing `path` is left as it was).
-void write_file_atomic(const std::filesystem::path& path, const void* data, size_t size);
 
 }  // namespace eulernpu::host

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "formats/npz.hpp"
+#include "formats/output_file.hpp"
 #include "formats/sha256.hpp"
 #include "formats/zip_io.hpp"
 
@@ -346,7 +347,7 @@ void write_packed_artifact(const fs::path& out, const FileSet& files) {
                     "choose another --out or remove it");
   }
   const std::vector<uint8_t> bytes = encode_packed_artifact(files);
-  write_file_atomic(out, bytes.data(), bytes.size());
+  write_file_atomic(out, bytes.data(), bytes.size(), OutputKind::kZip);
 }
 
 FileSet read_packed_artifact(const fs::path& path, const PackedLimits& limits) {

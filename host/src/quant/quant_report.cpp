@@ -11,6 +11,7 @@
 
 #include "eulernpu/sdk/text_table.hpp"
 #include "formats/npz.hpp"
+#include "formats/output_file.hpp"
 
 namespace eulernpu::host {
 
@@ -327,7 +328,7 @@ std::string QuantReport::json_text() const {
 
 void QuantReport::write_json(const std::filesystem::path& path) const {
   const std::string text = json_text();
-  write_file_atomic(path, text.data(), text.size());
+  write_file_atomic(path, text.data(), text.size(), OutputKind::kJson);
 }
 
 }  // namespace eulernpu::host
