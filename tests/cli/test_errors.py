@@ -208,6 +208,16 @@ class NpzErrorTest(CliTestCase):
         self.ok(*run, "--out", self.path("r.npz"))
         self.ok(*run, "--out", self.path("r.npz"))
 
+    def test_a_nul_byte_in_user_text_keeps_the_whole_error(self):
+        # It used to end the message before its fix: and See: lines.
+        listing = self.path("calib.txt")
+        with open(listing, "wb") as f:
+            f.write(b"sam\x00ple.npz\n")
+        _, m = self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--calib-data-path",
+                          listing, "--out", self.path("q"), title="calibration data not found")
+        self.assertIn("sam\\x00ple.npz", m["where"])
+        self.assert_absent(self.path("q"))
+
     def test_broken_artifact(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         out = self.path("r.npz")

@@ -37,3 +37,32 @@ TEST(ErrorTest, MultiLineMessagesStayOnOneLine) {
 
 }  // namespace
 }  // namespace eulernpu::host
+
+namespace eulernpu::host {
+namespace {
+
+TEST(ErrorTest, ControlBytesAreEscapedSoNoLineIsCutOff) {
+  // A NUL read from a file name used to end the C string before fix: and See:.
+  UserError e("file not found", std::string("'a\0b\x1b[2J' does not exist", 24), "check the path");
+  EXPECT_EQ(format_error(e),
+            "error: file not found\n"
+            "  where: 'a\\x00b\\x1b[2J' does not exist\n"
+            "  fix: check the path\n"
+            "  See: docs/errors.md#file-not-found");
+}
+
+TEST(ErrorTest, AHugeFieldIsCutWithACount) {
+  const std::string where = "'" + std::string(5000, 'n') + "'";
+  const std::string text = format_error(UserError("file not found", where, "check the path"));
+  EXPECT_NE(text.find(" ... (4002 more characters)\n  fix: check the path\n  See: "),
+            std::string::npos)
+      << text.substr(0, 80);
+  EXPECT_LT(text.size(), 1200u);
+  // A multi-byte character is never cut in two.
+  const std::string wide = std::string(999, 'a') + "\xc3\xa9" + std::string(100, 'b');
+  const std::string cut = format_error(UserError("file not found", wide, "x"));
+  EXPECT_EQ(cut.find('\xc3'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace eulernpu::host

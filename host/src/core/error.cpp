@@ -25,18 +25,39 @@ std::string error_anchor(const std::string& title) {
 
 namespace {
 
+// Longest field printed: a name read from a hostile file may be huge.
+constexpr size_t kMaxFieldChars = 1000;
+
 // Messages from libraries (ONNX's checker) may span lines; the format is
-// one line per field, so scripts can parse it.
+// one line per field, so scripts can parse it. Other control bytes (a NUL
+// in a file name read from a list would end the C string early and drop
+// the fix and See: lines) print as \xNN.
 std::string one_line(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     if (c == '\n') {
       if (!out.empty() && out.back() != ' ') out += "; ";
-    } else if (c != '\r') {
-      out += c;
+    } else if (c == '\r') {
+      continue;
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
     }
   }
   while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  if (out.size() > kMaxFieldChars) {
+    const size_t cut = out.size() - kMaxFieldChars;
+    out.resize(kMaxFieldChars);
+    // Not inside a UTF-8 sequence.
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
+    out += " ... (" + std::to_string(cut) + " more characters)";
+  }
   return out;
 }
 
