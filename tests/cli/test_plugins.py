@@ -22,6 +22,13 @@ def make_bad_plugin_dir(path):
     subprocess.run(["aarch64-linux-gnu-gcc", "-shared", "-fPIC", "-o",
                     os.path.join(path, "libeulernpu_arm.so"), src], check=True)
     os.remove(src)
+    # A real plugin cut short, as an interrupted copy leaves it: the loader
+    # would map its segments past the end of the file and die of SIGBUS.
+    with open(os.path.join(PLUGIN_DIR, "libeulernpu_npu_sim.so"), "rb") as f:
+        whole = f.read()
+    for name, keep in (("libeulernpu_half.so", len(whole) // 2), ("libeulernpu_head.so", 4096)):
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(whole[:keep])
     # A second copy of cpu_ref: the first one found wins, the other is named.
     shutil.copy(os.path.join(PLUGIN_DIR, "libeulernpu_cpu_ref.so"),
                 os.path.join(path, "libeulernpu_cpu_ref_copy.so"))
@@ -46,14 +53,16 @@ class RejectedLibrariesTest(CliTestCase):
         self.assertIn("future_backend", reasons["libeulernpu_abi2.so"])
         self.assertIn("libenp_vanishing.so", reasons["libeulernpu_missing_dep.so"])
         self.assertIn("duplicates", reasons["libeulernpu_cpu_ref.so"])
-        self.assertEqual(len(reasons), 6)
+        for cut in ("libeulernpu_half.so", "libeulernpu_head.so"):
+            self.assertIn("a truncated or damaged ELF file", reasons[cut])
+        self.assertEqual(len(reasons), 8)
 
     def test_text_listing_names_them_too(self):
         r = self.ok("--plugin-dir", self.bad, "plugins")
         for name in ("libnot_a_plugin.so", "libeulernpu_x.so", "libeulernpu_arm.so",
                      "libeulernpu_abi2.so", "libeulernpu_missing_dep.so"):
             self.assertIn(name, r.stdout)
-        self.assertIn("Rejected libraries (6)", r.stdout)
+        self.assertIn("Rejected libraries (8)", r.stdout)
 
     def test_other_commands_still_work(self):
         self.ok("--plugin-dir", self.bad, "validate", os.path.join(TINY_MLP, "spec.yaml"))
