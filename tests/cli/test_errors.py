@@ -86,6 +86,20 @@ class SpecErrorTest(CliTestCase):
         spec = self.spec_with("op: Gemm", "opp: Gemm")
         self.compile_error(spec, "spec structure is invalid", "unknown key 'opp'")
 
+    def test_a_repeated_key_or_a_second_document_is_refused(self):
+        # yaml-cpp keeps the first of two equal keys and drops a second
+        # document: an edit that seems to change the model would change nothing.
+        spec = self.spec_with("        attributes: {transB: 1}",
+                              "        attributes: {transB: 1, transB: 0}")
+        self.compile_error(spec, "spec structure is invalid",
+                           "spec.yaml:21: key 'transB' appears twice")
+        spec = self.spec_with("opset: 17\n", "opset: 17\nopset: 13\n")
+        self.compile_error(spec, "spec structure is invalid", "key 'opset' appears twice")
+        with open(SPEC) as f:
+            text = f.read()
+        self.compile_error(self.write_spec(text + "---\nname: other\n"),
+                           "spec structure is invalid", "holds 2 YAML documents")
+
     def test_unknown_dtype_lists_the_valid_ones(self):
         spec = self.spec_with("    dtype: float32", "    dtype: float128")
         r, m = self.error("compile", "--spec", spec, "--weights", WEIGHTS, "--out",

@@ -224,9 +224,13 @@ class NpuSimTest(CliTestCase):
             "norows": TINY.replace("name: tiny", "name: norows").replace("rows: 4", "rows: 0"),
             "nodefault": TINY.replace("name: tiny", "name: nodefault") +
                          "default_core_mode: global4\n",
+            "twice": TINY.replace("name: tiny", "name: twice") + "clock_mhz: 900\n",
+            "twodocs": TINY.replace("name: tiny", "name: twodocs") + "---\nclock_mhz: 900\n",
         }
         wheres = {"broken": "not valid YAML", "typo": "key 'clock_mhzz'",
-                  "norows": "key 'core.mac.rows'", "nodefault": "key 'default_core_mode'"}
+                  "norows": "key 'core.mac.rows'", "nodefault": "key 'default_core_mode'",
+                  "twice": "line 11: key 'clock_mhz' appears twice",
+                  "twodocs": "holds 2 YAML documents"}
         extra = self.path("devices")
         os.mkdir(extra)
         for name, text in bad.items():

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "eulernpu/sdk/yaml_checks.hpp"
 
 namespace eulernpu::host {
 namespace fs = std::filesystem;
@@ -143,7 +144,9 @@ class Reader {
     } catch (const YAML::ParserException& e) {
       fail_at(e.mark.line, "not valid YAML: " + e.msg);
     }
-    if (docs.size() > 1) fail_at(-1, "holds " + std::to_string(docs.size()) + " YAML documents");
+    // Repeated keys are refused by entries(), which names their section.
+    if (auto problem = sdk::yaml_checks::extra_document(docs))
+      fail_at(problem->line, problem->what);
 
     CompileConfig config;
     config.source_name = file_;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "descriptor.hpp"
+#include "eulernpu/sdk/yaml_checks.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
@@ -218,7 +219,13 @@ bool is_descriptor_path(const std::string& target) {
 DeviceSpec parse_descriptor(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (auto problem = sdk::yaml_checks::document_problem(docs)) {
+      invalid(source, "",
+              (problem->line >= 0 ? "line " + std::to_string(problem->line + 1) + ": " : "") +
+                  problem->what);
+    }
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     invalid(source, "",
             "not valid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +

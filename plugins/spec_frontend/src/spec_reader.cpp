@@ -7,6 +7,7 @@
 
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/status.hpp"
+#include "eulernpu/sdk/yaml_checks.hpp"
 
 namespace eulernpu::spec {
 namespace {
@@ -199,7 +200,14 @@ class Reader {
   Spec read() const {
     YAML::Node root;
     try {
-      root = YAML::LoadFile(path_);
+      const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path_);
+      if (auto problem = sdk::yaml_checks::document_problem(docs)) {
+        throw Error(ENP_INVALID_ARGUMENT, "spec structure is invalid",
+                    path_ + (problem->line >= 0 ? ":" + std::to_string(problem->line + 1) : "") +
+                        ": " + problem->what,
+                    "keep one document, and give each key once");
+      }
+      if (!docs.empty()) root = docs[0];
     } catch (const YAML::BadFile&) {
       throw Error(ENP_NOT_FOUND, "file not found", "cannot read spec '" + path_ + "'",
                   "check the path");

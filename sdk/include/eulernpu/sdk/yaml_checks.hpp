@@ -1,0 +1,75 @@
+// What every YAML file eulernpu reads must be beyond valid YAML (specs,
+// device and board descriptors, quantization configs): one document, and
+// each key once per mapping. yaml-cpp accepts both silently: a second
+// document is dropped and a repeated key's first value wins, so an edit
+// that seems to change a setting changes nothing. Header-only, for code
+// that already uses yaml-cpp.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace eulernpu::sdk::yaml_checks {
+
+struct Problem {
+  int line = -1;  // 0-based, as yaml-cpp's marks; -1 when there is none
+  std::string what;
+};
+
+// Nodes visited at most: aliases make a small file a huge tree ("billion
+// laughs"), which a walk must not expand without end.
+inline constexpr size_t kMaxVisitedNodes = 2'000'000;
+
+namespace detail {
+
+inline std::optional<Problem> duplicate_key(const YAML::Node& node, size_t& visited) {
+  if (++visited > kMaxVisitedNodes) {
+    return Problem{-1, "expands to more than " + std::to_string(kMaxVisitedNodes) +
+                           " nodes (aliases included)"};
+  }
+  if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second) {
+        return Problem{kv.first.Mark().line,
+                       "key '" + kv.first.Scalar() + "' appears twice in one mapping"};
+      }
+      if (auto p = duplicate_key(kv.second, visited)) return p;
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) {
+      if (auto p = duplicate_key(item, visited)) return p;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+// The first repeated key in `node` or below it.
+inline std::optional<Problem> duplicate_key(const YAML::Node& node) {
+  size_t visited = 0;
+  return detail::duplicate_key(node, visited);
+}
+
+// A second document, which yaml-cpp's Load would drop unread.
+inline std::optional<Problem> extra_document(const std::vector<YAML::Node>& docs) {
+  if (docs.size() <= 1) return std::nullopt;
+  return Problem{docs[1].Mark().line, "holds " + std::to_string(docs.size()) +
+                                          " YAML documents; eulernpu reads exactly one"};
+}
+
+// Why `docs` (YAML::LoadAll's result) is not one document without repeated
+// keys; nullopt if it is, or if there is none at all (an empty file).
+inline std::optional<Problem> document_problem(const std::vector<YAML::Node>& docs) {
+  if (auto p = extra_document(docs)) return p;
+  if (docs.empty()) return std::nullopt;
+  return duplicate_key(docs[0]);
+}
+
+}  // namespace eulernpu::sdk::yaml_checks
