@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,9 +78,9 @@ class CalibDataTest : public ::testing::Test {
 };
 
 TEST_F(CalibDataTest, DirectoryIsReadInNameOrderAndBatchesSplit) {
-  npy("b.npy", floats("", {1, 3}, 100));            // one sample
-  npy("a.npy", floats("", {2, 1, 3}, 0));           // a batch of 2 (extra dim)
-  npz("c.npz", {floats("whatever", {3, 3}, 200)});  // 3 rows, input batch 1
+  npy("b.npy", floats("", {1, 3}, 100));         // one sample
+  npy("a.npy", floats("", {2, 1, 3}, 0));        // a batch of 2 (extra dim)
+  npz("c.npz", {floats("arr_0", {3, 3}, 200)});  // np.savez(f, a): 3 rows, input batch 1
   text("notes.txt", "ignored");
   const CalibSet set = load_calibration_data(dir_, one_);
   ASSERT_EQ(set.samples.size(), 6u);
@@ -167,6 +168,31 @@ TEST_F(CalibDataTest, WrongDtypeOrShapeNamesTheFile) {
   const std::vector<CalibInput> batch2{{"x", DType::kFloat32, {2, 3}}};
   npy("r.npy", floats("", {4, 3}, 0));
   expect_error(batch2, "calibration data does not fit the model", "(2, 3) or a batch (N, 2, 3)");
+}
+
+TEST_F(CalibDataTest, AnArrayNamedOtherwiseThanTheInputIsNotASample) {
+  // np.savez(f, y=...) for a model whose input is x: another array, not x.
+  npz("o.npz", {floats("y", {1, 3}, 0)});
+  expect_error(one_, "calibration data does not fit the model",
+               "o.npz has no array 'x' (it holds: y)");
+}
+
+TEST_F(CalibDataTest, NonFiniteSamplesAreRefused) {
+  Tensor t = floats("x", {3, 3}, 0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(t.data.data() + 4 * 4, &nan, 4);  // sample 1
+  std::memcpy(t.data.data() + 5 * 4, &inf, 4);
+  npz("n.npz", {t});
+  expect_error(one_, "calibration data does not fit the model",
+               "n.npz: 'x' of sample 1 holds 2 NaN or infinite values of 3");
+  fs::remove(dir_ / "n.npz");
+  // float16 too: 0x7e00 is a NaN, 0x7c00 infinity; 0x7bff is the largest finite.
+  Tensor h{"x", DType::kFloat16, {1, 3}, {0xff, 0x7b, 0x00, 0x7c, 0x00, 0x00}};
+  npz("h.npz", {h});
+  const std::vector<CalibInput> half{{"x", DType::kFloat16, {1, 3}}};
+  expect_error(half, "calibration data does not fit the model",
+               "holds 1 NaN or infinite value of 3");
 }
 
 TEST_F(CalibDataTest, MissingEmptyAndSingleFilePathsAreErrors) {

@@ -1,6 +1,7 @@
 #include "quant/calib_data.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -135,7 +136,9 @@ std::vector<Tensor> arrays_for_inputs(const std::string& name, const fs::path& p
     return {std::move(t)};
   }
   std::vector<Tensor> members = read_npz(path, limits);
-  if (inputs.size() == 1 && members.size() == 1) return members;
+  // One array for one input may also carry numpy's positional name, as
+  // np.savez(f, x) writes it; any other name is a different array.
+  if (inputs.size() == 1 && members.size() == 1 && members[0].name == "arr_0") return members;
   std::vector<Tensor> out;
   for (const auto& input : inputs) {
     auto it = std::find_if(members.begin(), members.end(),
@@ -151,6 +154,42 @@ std::vector<Tensor> arrays_for_inputs(const std::string& name, const fs::path& p
     out.push_back(std::move(*it));
   }
   return out;
+}
+
+// Elements that are NaN or infinite, judged by their exponent bits: the
+// ranges and histograms of calibration would be meaningless with them.
+uint64_t non_finite_count(const Tensor& t) {
+  const size_t n = static_cast<size_t>(t.element_count());
+  uint64_t bad = 0;
+  auto count = [&](auto bits_of, size_t width, uint64_t exponent_mask) {
+    for (size_t i = 0; i < n; ++i) {
+      if ((bits_of(t.data.data() + i * width) & exponent_mask) == exponent_mask) ++bad;
+    }
+  };
+  auto load = [](size_t width) {
+    return [width](const uint8_t* p) {
+      uint64_t v = 0;
+      std::memcpy(&v, p, width);  // little-endian, as the host and .npy are
+      return v;
+    };
+  };
+  switch (t.dtype) {
+    case DType::kFloat32:
+      count(load(4), 4, 0x7f800000u);
+      break;
+    case DType::kFloat64:
+      count(load(8), 8, 0x7ff0000000000000ull);
+      break;
+    case DType::kFloat16:
+      count(load(2), 2, 0x7c00u);
+      break;
+    case DType::kBFloat16:
+      count(load(2), 2, 0x7f80u);
+      break;
+    default:
+      break;
+  }
+  return bad;
 }
 
 }  // namespace
@@ -217,6 +256,13 @@ CalibSet load_calibration_data(const fs::path& path, const std::vector<CalibInpu
         }
         const auto begin = a.data.begin() + static_cast<std::ptrdiff_t>(bytes * i);
         t.data.assign(begin, begin + static_cast<std::ptrdiff_t>(bytes));
+        if (const uint64_t bad = non_finite_count(t); bad > 0) {
+          throw UserError(kMismatch,
+                          name + ": '" + inputs[j].name + "' of sample " + std::to_string(i) +
+                              " holds " + std::to_string(bad) + " NaN or infinite value" +
+                              (bad == 1 ? "" : "s") + " of " + std::to_string(t.element_count()),
+                          "calibrate on finite inputs: clean or drop that sample");
+        }
         sample.push_back(std::move(t));
       }
       set.samples.push_back(std::move(sample));
