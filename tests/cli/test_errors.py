@@ -232,6 +232,23 @@ class NpzErrorTest(CliTestCase):
         self.assertIn("sam\\x00ple.npz", m["where"])
         self.assert_absent(self.path("q"))
 
+    def test_a_symlink_inside_an_artifact_is_not_followed(self):
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        weights = self.path("a", "weights", "cpu_ref.npz")
+        os.rename(weights, self.path("elsewhere.npz"))
+        os.symlink(self.path("elsewhere.npz"), weights)
+        out = self.path("r.npz")
+        self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
+                   title="artifact path escapes the artifact", where="is a symbolic link")
+        self.assert_absent(out)
+        # A linked directory too.
+        os.remove(weights)
+        os.rename(self.path("a", "weights"), self.path("wdir"))
+        os.symlink(self.path("wdir"), self.path("a", "weights"))
+        os.rename(self.path("elsewhere.npz"), self.path("wdir", "cpu_ref.npz"))
+        self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
+                   title="artifact path escapes the artifact", where="weights' is a symbolic")
+
     def test_broken_artifact(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         out = self.path("r.npz")

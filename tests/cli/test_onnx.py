@@ -181,6 +181,18 @@ class OnnxModelTest(CliTestCase):
                    self.path("o.mblt"), title="unsupported onnx opset")
         self.error("compile", "--mblt", self.path("missing.mblt"), "--out", self.path("a"),
                    title="file not found")
+        # ir_version unset (0) or beyond any exporter's: refused, as a model
+        # and as an IR file alike, instead of compiling.
+        for ir_version, where in ((0, "has no IR version"), (99, "has IR version 99")):
+            model = mlp_with_dynamic_reshape()[0]
+            model.ir_version = ir_version
+            path = self.save(model, f"ir{ir_version}.onnx")
+            self.error("parse", "--model", path, "--output", self.path("v.mblt"),
+                       title="unsupported onnx IR version", where=where)
+            self.error("compile", "--mblt", path, "--out", self.path("a"),
+                       title="unsupported onnx IR version", where=where)
+            self.assert_absent(self.path("v.mblt"))
+            self.assert_absent(self.path("a"))
 
 
 if __name__ == "__main__":

@@ -7,14 +7,15 @@
 #include <set>
 #include <string>
 
+#include "eulernpu/sdk/onnx_versions.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugins/plugin_registry.hpp"
 
 namespace eulernpu::conformance {
 
 // Opsets of the default domain in scope (the onnx frontend's range).
-inline constexpr int64_t kMinOpset = 7;
-inline constexpr int64_t kMaxOpset = 28;
+inline constexpr int64_t kMinOpset = sdk::onnx_versions::kMinOpset;
+inline constexpr int64_t kMaxOpset = sdk::onnx_versions::kMaxOpset;
 
 struct Skip {
   std::string category;  // one of the fixed phrases below; docs count by it

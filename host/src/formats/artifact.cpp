@@ -88,6 +88,17 @@ std::vector<uint8_t> Artifact::read(const std::string& name) const {
     return it->second;
   }
   std::error_code ec;
+  // eulernpu writes plain files only: a symbolic link inside an artifact
+  // (a weights file pointing at /etc/shadow, say) is never followed.
+  fs::path at = root_;
+  for (const fs::path& part : fs::path(relative)) {
+    at /= part;
+    if (fs::is_symlink(fs::symlink_status(at, ec))) {
+      throw UserError("artifact path escapes the artifact",
+                      "'" + at.string() + "' is a symbolic link; artifacts hold plain files",
+                      "recompile the artifact; eulernpu writes no links into one");
+    }
+  }
   if (!fs::is_regular_file(p, ec)) {
     throw UserError("artifact file missing", "'" + p.string() + "' is not in the artifact",
                     "recompile the artifact; it is incomplete");

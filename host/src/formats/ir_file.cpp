@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "eulernpu/sdk/onnx_versions.hpp"
 #include "formats/npz.hpp"
 #include "formats/output_file.hpp"
 #include "formats/sha256.hpp"
@@ -83,6 +84,10 @@ onnx::ModelProto read_ir_file(const fs::path& path) {
   if (!model.ParseFromString(bytes) || !model.has_graph()) {
     throw UserError("onnx model is corrupt", "'" + path.string() + "' is not a valid ONNX protobuf",
                     "re-create it with 'eulernpu parse'");
+  }
+  if (auto problem = sdk::onnx_versions::ir_version_problem(model.ir_version())) {
+    throw UserError("unsupported onnx IR version", "'" + path.string() + "' " + *problem,
+                    "re-export the model with a current exporter (torch.onnx, tf2onnx)");
   }
   finalize_model(model, path.string());
   return model;

@@ -116,6 +116,10 @@ onnx::ModelProto read_model(const std::string& path) {
     throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt", "'" + path + "' has no graph",
                 "re-export the model");
   }
+  if (auto problem = sdk::onnx_versions::ir_version_problem(model.ir_version())) {
+    throw Error(ENP_INVALID_ARGUMENT, "unsupported onnx IR version", "'" + path + "' " + *problem,
+                "re-export the model with a current exporter (torch.onnx, tf2onnx)");
+  }
   for (const auto& o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") {
       if (o.version() < kMinOpset || o.version() > kMaxOpset) {

@@ -4,13 +4,14 @@
 
 #include <string>
 
+#include "eulernpu/sdk/onnx_versions.hpp"
 #include "onnx/onnx_pb.h"
 
 namespace eulernpu::onnx_frontend {
 
 // Opsets of the default domain this frontend accepts.
-inline constexpr int64_t kMinOpset = 7;
-inline constexpr int64_t kMaxOpset = 28;
+inline constexpr int64_t kMinOpset = sdk::onnx_versions::kMinOpset;
+inline constexpr int64_t kMaxOpset = sdk::onnx_versions::kMaxOpset;
 // Largest model file and largest external data file read.
 inline constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
 inline constexpr uint64_t kMaxExternalBytes = uint64_t{16} << 30;
