@@ -249,6 +249,23 @@ class NpzErrorTest(CliTestCase):
         self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
                    title="artifact path escapes the artifact", where="weights' is a symbolic")
 
+    def test_a_node_missing_operands_is_a_corrupt_artifact(self):
+        # A hand-edited graph.json whose node lost its inputs or outputs
+        # used to crash the kernels (a sha256 in the manifest checks
+        # integrity, not validity).
+        out = self.path("r.npz")
+        for field, where in (("inputs", "has 0 inputs; it takes at least"),
+                             ("outputs", "has 0 outputs; it takes at least 1")):
+            self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+            with open(self.path("a", "graph.json")) as f:
+                graph = json.load(f)
+            graph["nodes"][0][field] = []
+            with open(self.path("a", "graph.json"), "w") as f:
+                json.dump(graph, f)
+            self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
+                       title="artifact is corrupt", where=where)
+            self.assert_absent(out)
+
     def test_broken_artifact(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         out = self.path("r.npz")

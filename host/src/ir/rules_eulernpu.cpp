@@ -30,7 +30,9 @@ bool fits_int32(int64_t terms, int64_t max_x, int64_t max_w, int64_t max_bias) {
   return terms <= kMaxTerms && qmath::accumulator_fits_int32(terms, max_x, max_w, max_bias);
 }
 
-void require_arity(InferContext& ctx, size_t inputs) {
+// The op's inputs as sdk/int8_ops.hpp lists them, all present, and one output.
+void require_arity(InferContext& ctx, std::string_view op) {
+  const auto inputs = static_cast<size_t>(sdk::int8_ops::find(op)->min_inputs);
   ctx.require(ctx.input_count() == inputs && ctx.output_count() == 1,
               "takes " + std::to_string(inputs) + " inputs and one output, not " +
                   std::to_string(ctx.input_count()) + " and " + std::to_string(ctx.output_count()));
@@ -175,7 +177,7 @@ void require_weighted_constants(InferContext& ctx, int64_t channels, const char*
 
 // QConv: X (N, C, spatial...), W (O, C/group, kernel...), Bias, M, S (O).
 void qconv(InferContext& ctx) {
-  require_arity(ctx, 5);
+  require_arity(ctx, "QConv");
   require_dtype(ctx, 0, DType::kInt8, "X");
   require_dtype(ctx, 1, DType::kInt8, "W");
   const ValueType& w = ctx.input(1);
@@ -195,7 +197,7 @@ void qconv(InferContext& ctx) {
 // QConvTranspose: X (N, C, spatial...), W (C, O/group, kernel...), Bias, M,
 // S (O).
 void qconv_transpose(InferContext& ctx) {
-  require_arity(ctx, 5);
+  require_arity(ctx, "QConvTranspose");
   require_dtype(ctx, 0, DType::kInt8, "X");
   require_dtype(ctx, 1, DType::kInt8, "W");
   const ValueType& w = ctx.input(1);
@@ -242,7 +244,7 @@ void qconv_transpose(InferContext& ctx) {
 
 // QGemm: A (..., K), W (N, K), Bias, M, S (N) -> Y (..., N).
 void qgemm(InferContext& ctx) {
-  require_arity(ctx, 5);
+  require_arity(ctx, "QGemm");
   require_dtype(ctx, 0, DType::kInt8, "A");
   require_dtype(ctx, 1, DType::kInt8, "W");
   const ValueType &a = ctx.input(0), &w = ctx.input(1);
@@ -268,7 +270,7 @@ void qgemm(InferContext& ctx) {
 
 // QMatMul: MatMul's shapes; K bounded so that K · 255 · 255 < 2^31.
 void qmatmul(InferContext& ctx) {
-  require_arity(ctx, 2);
+  require_arity(ctx, "QMatMul");
   require_dtype(ctx, 0, DType::kInt8, "A");
   require_dtype(ctx, 1, DType::kInt8, "B");
   const ValueType y = infer_as(ctx, "MatMul", {0, 1});
@@ -288,7 +290,7 @@ void qmatmul(InferContext& ctx) {
 
 // A and B broadcast numpy-style.
 ValueType broadcast_pair(InferContext& ctx) {
-  require_arity(ctx, 2);
+  require_arity(ctx, "QAdd");  // QSub and QMul take the same two
   require_dtype(ctx, 0, DType::kInt8, "A");
   require_dtype(ctx, 1, DType::kInt8, "B");
   const ValueType &a = ctx.input(0), &b = ctx.input(1);
@@ -327,7 +329,7 @@ void qmul(InferContext& ctx) {
 // QAveragePool: AveragePool's window; M and S hold T + 1 entries, T the
 // kernel's tap count, one per possible tap count n (index n).
 void qaverage_pool(InferContext& ctx) {
-  require_arity(ctx, 3);
+  require_arity(ctx, "QAveragePool");
   require_dtype(ctx, 0, DType::kInt8, "X");
   require_explicit_window(ctx, nullptr);
   const auto kernel = ctx.attr_ints("kernel_shape");
@@ -352,7 +354,7 @@ void qaverage_pool(InferContext& ctx) {
 }
 
 void qglobal_average_pool(InferContext& ctx) {
-  require_arity(ctx, 1);
+  require_arity(ctx, "QGlobalAveragePool");
   require_dtype(ctx, 0, DType::kInt8, "X");
   const ValueType y = infer_as(ctx, "GlobalAveragePool", {0});
   const ValueType& x = ctx.input(0);
@@ -398,7 +400,7 @@ void qconcat(InferContext& ctx) {
 }
 
 void qlookup(InferContext& ctx) {
-  require_arity(ctx, 2);
+  require_arity(ctx, "QLookup");
   require_dtype(ctx, 0, DType::kInt8, "X");
   require_vector(ctx, 1, DType::kInt8, 256, "Table");
   ctx.set_output(0, as_int8(ctx.input(0)));
@@ -407,7 +409,7 @@ void qlookup(InferContext& ctx) {
 // QSoftmax: Exp is the table e[d] of qmath::softmax_row: e[0] = 2^20 (so no
 // row sums to 0) and every entry in [0, 2^20] (so 256 · e fits).
 void qsoftmax(InferContext& ctx) {
-  require_arity(ctx, 2);
+  require_arity(ctx, "QSoftmax");
   require_dtype(ctx, 0, DType::kInt8, "X");
   require_vector(ctx, 1, DType::kInt32, 256, "Exp");
   const ValueType& x = ctx.input(0);

@@ -1,5 +1,6 @@
 #include "eulernpu/kit/lowered_graph.hpp"
 
+#include "eulernpu/kit/arity.hpp"
 #include "eulernpu/kit/errors.hpp"
 
 namespace eulernpu::kit {
@@ -78,6 +79,9 @@ std::vector<LoweredNode> read_nodes(const json& g) {
     node.outputs = names(n.value("outputs", json::array()), what);
     node.attributes = n.contains("attributes") ? n["attributes"] : empty;
     if (!node.attributes.is_object()) corrupt(what + " is malformed");
+    if (auto problem = arity_problem(node.domain, node.op, node.opset, node.inputs, node.outputs)) {
+      corrupt(what + " (" + node.op + ") " + *problem);
+    }
     out.push_back(std::move(node));
   }
   return out;

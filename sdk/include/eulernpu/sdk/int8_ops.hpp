@@ -31,21 +31,24 @@ struct Op {
   // Whether a constant input is data streamed like an activation (a bias
   // map, anchors) rather than weights loaded once.
   bool streams_constants;
+  // Inputs, all required; max_inputs -1: any number from min_inputs. Every
+  // op has one output.
+  int min_inputs, max_inputs;
 };
 
 inline constexpr Op kOps[] = {
-    {"QConv", Family::kMatrix, false},
-    {"QConvTranspose", Family::kMatrix, false},
-    {"QGemm", Family::kMatrix, false},
-    {"QMatMul", Family::kMatrix, false},
-    {"QAdd", Family::kElementwise, true},
-    {"QSub", Family::kElementwise, true},
-    {"QMul", Family::kElementwise, true},
-    {"QAveragePool", Family::kPooling, false},
-    {"QGlobalAveragePool", Family::kPooling, false},
-    {"QConcat", Family::kConcat, true},
-    {"QLookup", Family::kTable, false},
-    {"QSoftmax", Family::kSoftmax, false},
+    {"QConv", Family::kMatrix, false, 5, 5},
+    {"QConvTranspose", Family::kMatrix, false, 5, 5},
+    {"QGemm", Family::kMatrix, false, 5, 5},
+    {"QMatMul", Family::kMatrix, false, 2, 2},
+    {"QAdd", Family::kElementwise, true, 2, 2},
+    {"QSub", Family::kElementwise, true, 2, 2},
+    {"QMul", Family::kElementwise, true, 2, 2},
+    {"QAveragePool", Family::kPooling, false, 3, 3},
+    {"QGlobalAveragePool", Family::kPooling, false, 1, 1},
+    {"QConcat", Family::kConcat, true, 1, -1},
+    {"QLookup", Family::kTable, false, 2, 2},
+    {"QSoftmax", Family::kSoftmax, false, 2, 2},
 };
 
 // The op of `kDomain` named `name`, or null.
