@@ -266,6 +266,40 @@ class NpzErrorTest(CliTestCase):
                        title="artifact is corrupt", where=where)
             self.assert_absent(out)
 
+    def test_hand_edited_plans_are_corrupt_before_anything_runs(self):
+        # Each edit keeps valid JSON; each used to run to wrong outputs, or
+        # to an internal error for a field of the wrong type.
+        def plan_edit(plan):
+            plan["schedule"] = []
+        def repeated(plan):
+            plan["schedule"] = [0, 0, 1, 2, 3]
+        def out_of_order(plan):
+            plan["schedule"] = [1, 0, 2, 3, 4]
+        def overlap(plan):
+            next(b for b in plan["buffers"] if b["tensor"] == "h")["offset"] = 0
+        def float_offset(plan):
+            plan["buffers"][1]["offset"] = 64.5
+        def graph_edit(graph):
+            graph["nodes"][0]["name"] = 5
+        edits = [("plan.json", plan_edit, "the schedule has 0 steps for 5 nodes"),
+                 ("plan.json", repeated, "runs node 0 twice"),
+                 ("plan.json", out_of_order, "reads 'h' before any step produces it"),
+                 ("plan.json", overlap, "overlap while both are live"),
+                 ("plan.json", float_offset, "'offset' is not an integer"),
+                 ("graph.json", graph_edit, "'name' is not a string")]
+        out = self.path("r.npz")
+        for file, edit, where in edits:
+            with self.subTest(where=where):
+                self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+                with open(self.path("a", file)) as f:
+                    j = json.load(f)
+                edit(j)
+                with open(self.path("a", file), "w") as f:
+                    json.dump(j, f)
+                self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
+                           title="artifact is corrupt", where=where)
+                self.assert_absent(out)
+
     def test_broken_artifact(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
         out = self.path("r.npz")
