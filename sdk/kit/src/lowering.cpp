@@ -152,12 +152,14 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   g["outputs"] = ordered_json::array();
   for (const enp_tensor_t& t : graph.outputs()) g["outputs"].push_back(t.name);
 
-  // Every tensor the nodes touch, in first-use order.
-  ordered_json tensors = ordered_json::object();
+  // Every tensor the nodes touch, in first-use order. Kept in a map while
+  // collected: an ordered_json object finds a key by a linear search, which
+  // made lowering quadratic in the node count.
+  std::map<std::string, ordered_json> tensors;
   std::vector<std::string> order;
   auto describe = [&](std::string_view name, const char* kind) {
     const std::string key(name);
-    if (key.empty() || tensors.contains(key)) return;
+    if (key.empty() || tensors.count(key)) return;
     const sdk::TensorView v = *graph.value(name);
     tensors[key] = {{"dtype", sdk::dtype_name(v.dtype())}, {"shape", v.shape()}, {"kind", kind}};
     order.push_back(key);
@@ -182,10 +184,16 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   // Outputs no node writes (a folded constant, an input passed through).
   for (const auto& name : g["outputs"]) {
     const std::string key = name.get<std::string>();
-    if (!tensors.contains(key)) describe(key, weight_names.count(key) ? "weight" : "input");
+    if (!tensors.count(key)) describe(key, weight_names.count(key) ? "weight" : "input");
     if (tensors[key]["kind"] == "intermediate") tensors[key]["kind"] = "output";
   }
-  g["tensors"] = tensors;
+  // In first-use order; the names are unique, so each is appended without
+  // ordered_json's search for an existing key.
+  ordered_json tensor_table = ordered_json::object();
+  auto& table = tensor_table.get_ref<ordered_json::object_t&>();
+  table.reserve(order.size());
+  for (const std::string& name : order) table.emplace_back(name, tensors.at(name));
+  g["tensors"] = std::move(tensor_table);
   g["nodes"] = nodes;
 
   // Lifetimes over the schedule (node order); graph inputs live from step

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "eulernpu/sdk/abi.h"
@@ -205,7 +207,23 @@ class NodeView {
 
 class GraphView {
  public:
-  explicit GraphView(const enp_graph_t* g) : g_(g) {}
+  explicit GraphView(const enp_graph_t* g) : g_(g) {
+    // Lookups by name are linear over a small graph; a large one gets an
+    // index, so a pass that looks up every node's operands stays linear
+    // in the graph's size rather than quadratic.
+    const size_t n = g->n_inputs + g->n_outputs + g->n_value_infos + g->n_initializers;
+    if (n > kIndexFrom) {
+      auto index = std::make_shared<Index>();
+      index->values.reserve(n);
+      for (auto list : {inputs(), outputs(), value_infos(), initializers()}) {
+        for (const enp_tensor_t& t : list) index->values.emplace(t.name ? t.name : "", &t);
+      }
+      for (const enp_tensor_t& t : initializers()) {
+        index->initializers.emplace(t.name ? t.name : "", &t);
+      }
+      index_ = std::move(index);
+    }
+  }
   std::string_view name() const { return g_->name ? g_->name : ""; }
   size_t node_count() const { return g_->n_nodes; }
   NodeView node(size_t i) const { return NodeView(&g_->nodes[i]); }
@@ -219,6 +237,11 @@ class GraphView {
 
   // The initializer called `name`, if any.
   std::optional<TensorView> initializer(std::string_view name) const {
+    if (index_) {
+      const auto it = index_->initializers.find(name);
+      if (it == index_->initializers.end()) return std::nullopt;
+      return TensorView(it->second);
+    }
     for (const enp_tensor_t& t : initializers()) {
       if (name == t.name) return TensorView(&t);
     }
@@ -227,6 +250,11 @@ class GraphView {
   // Type and shape of any named value: input, output, intermediate or
   // initializer.
   std::optional<TensorView> value(std::string_view name) const {
+    if (index_) {
+      const auto it = index_->values.find(name);
+      if (it == index_->values.end()) return std::nullopt;
+      return TensorView(it->second);
+    }
     for (auto list : {inputs(), outputs(), value_infos(), initializers()}) {
       for (const enp_tensor_t& t : list) {
         if (name == t.name) return TensorView(&t);
@@ -249,7 +277,14 @@ class GraphView {
   const enp_graph_t* raw() const { return g_; }
 
  private:
+  static constexpr size_t kIndexFrom = 64;
+  struct Index {
+    // First match wins, in value()'s search order. Names point into the
+    // graph, which outlives its view.
+    std::unordered_map<std::string_view, const enp_tensor_t*> values, initializers;
+  };
   const enp_graph_t* g_;
+  std::shared_ptr<const Index> index_;
 };
 
 // Key/value options passed to a plugin call.
