@@ -7,7 +7,7 @@ import unittest
 
 import numpy as np
 
-from harness import TINY_MLP, CliTestCase, compile_tiny_mlp
+from harness import TINY_MLP, CliTestCase, compile_tiny_mlp, rehash_manifest
 
 SPEC = os.path.join(TINY_MLP, "spec.yaml")
 WEIGHTS = os.path.join(TINY_MLP, "weights.npz")
@@ -249,10 +249,23 @@ class NpzErrorTest(CliTestCase):
         self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
                    title="artifact path escapes the artifact", where="weights' is a symbolic")
 
+    def test_an_edited_file_of_a_directory_artifact_is_corrupt(self):
+        # Directory artifacts are checked against manifest.json's sha256, as
+        # packed ones are: an edit is refused before a backend reads it.
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        with open(self.path("a", "plan.json")) as f:
+            plan = f.read()
+        with open(self.path("a", "plan.json"), "w") as f:
+            f.write(plan.replace('"arena_bytes": 128', '"arena_bytes": 129'))
+        out = self.path("r.npz")
+        self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
+                   title="artifact is corrupt", where="plan.json' differs from the sha256")
+        self.assert_absent(out)
+
     def test_a_node_missing_operands_is_a_corrupt_artifact(self):
         # A hand-edited graph.json whose node lost its inputs or outputs
-        # used to crash the kernels (a sha256 in the manifest checks
-        # integrity, not validity).
+        # used to crash the kernels. The manifest is recomputed: a sha256
+        # proves integrity, not validity.
         out = self.path("r.npz")
         for field, where in (("inputs", "has 0 inputs; it takes at least"),
                              ("outputs", "has 0 outputs; it takes at least 1")):
@@ -262,6 +275,7 @@ class NpzErrorTest(CliTestCase):
             graph["nodes"][0][field] = []
             with open(self.path("a", "graph.json"), "w") as f:
                 json.dump(graph, f)
+            rehash_manifest(self.path("a"))
             self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
                        title="artifact is corrupt", where=where)
             self.assert_absent(out)
@@ -296,6 +310,7 @@ class NpzErrorTest(CliTestCase):
                 edit(j)
                 with open(self.path("a", file), "w") as f:
                     json.dump(j, f)
+                rehash_manifest(self.path("a"))
                 self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out", out,
                            title="artifact is corrupt", where=where)
                 self.assert_absent(out)
@@ -345,6 +360,7 @@ class NpzErrorTest(CliTestCase):
             with open(self.path("a", "plan.json"), "w") as f:
                 f.write(plan.replace('"file": "weights/cpu_ref.npz"',
                                      json.dumps({"file": bad})[1:-1]))
+            rehash_manifest(self.path("a"))
             self.error("run", "--artifact", self.path("a"), "--input", INPUT, "--out",
                        self.path("r.npz"), title=title, where=where)
             self.assert_absent(self.path("r.npz"))

@@ -18,7 +18,7 @@ import unittest
 import numpy as np
 import onnx
 
-from harness import PLUGIN_DIR, SOURCE_DIR, CliTestCase, run
+from harness import PLUGIN_DIR, SOURCE_DIR, CliTestCase, run, rehash_manifest
 import int8_identity
 
 MODES = ["single", "multi", "global4", "global8"]
@@ -147,6 +147,7 @@ class NpuSimTest(CliTestCase):
                 conv["tiling"][key] -= 1  # one block or tile too few: outputs left unwritten
                 with open(plan_file, "w") as f:
                     json.dump(plan, f)
+                rehash_manifest(os.path.dirname(plan_file))
                 self.error("run", "--artifact", art, "--input",
                            self.models["wideconv"] + ".in.npz", "--out", self.path("o.npz"),
                            title="artifact is corrupt", where=conv["node"])

@@ -25,10 +25,23 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
+// `f` with the manifest make_manifest would add: every other file's size
+// and sha256.
+FileSet with_manifest(FileSet f) {
+  std::string manifest = "{\"files\": {";
+  for (const auto& [path, bytes] : f) {
+    if (manifest.back() != '{') manifest += ", ";
+    manifest += "\"" + path + "\": {\"bytes\": " + std::to_string(bytes.size()) +
+                ", \"sha256\": \"" + sha256_hex(bytes.data(), bytes.size()) + "\"}";
+  }
+  manifest += "}}\n";
+  f["manifest.json"] = std::vector<uint8_t>(manifest.begin(), manifest.end());
+  return f;
+}
+
 FileSet files(const std::string& graph) {
-  return {{"manifest.json", {'{', '}'}},
-          {"graph.json", std::vector<uint8_t>(graph.begin(), graph.end())},
-          {"weights/w.npz", {1, 2, 3}}};
+  return with_manifest({{"graph.json", std::vector<uint8_t>(graph.begin(), graph.end())},
+                        {"weights/w.npz", {1, 2, 3}}});
 }
 
 TEST(ArtifactTest, WritesAllFilesAndReplacesAnOldArtifact) {
@@ -70,6 +83,28 @@ TEST(ArtifactTest, ReadingRefusesEscapesAndMissingFiles) {
   EXPECT_THROW(Artifact::open(dir / "missing"), UserError);
 }
 
+TEST(ArtifactTest, ADirectoryFileMustBeTheOneItsManifestRecords) {
+  // A sha256 proves the files unchanged, as for a packed artifact.
+  const fs::path dir = scratch("hashed");
+  write_artifact_dir(dir / "a", files("graph"));
+  std::ofstream(dir / "a" / "graph.json") << "grapH";  // same size, other bytes
+  std::ofstream(dir / "a" / "extra.json") << "{}";
+  const Artifact a = Artifact::open(dir / "a");
+  for (const char* name : {"graph.json", "extra.json"}) {
+    try {
+      a.read(name);
+      ADD_FAILURE() << name << " was read";
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.title(), "artifact is corrupt") << e.where();
+      EXPECT_NE(e.where().find(name), std::string::npos) << e.where();
+    }
+  }
+  EXPECT_EQ(a.read("weights/w.npz"), (std::vector<uint8_t>{1, 2, 3}));
+  // A manifest without its file list is refused at once.
+  std::ofstream(dir / "a" / "manifest.json") << "{}";
+  EXPECT_THROW(Artifact::open(dir / "a"), UserError);
+}
+
 TEST(ArtifactTest, RelativePathRules) {
   EXPECT_NO_THROW(check_relative_path("weights/a.npz", "f"));
   for (const char* bad : {"", "/abs", "a/../b", "./a", "a//b", "a/", "..", "a\\b"}) {
@@ -80,18 +115,9 @@ TEST(ArtifactTest, RelativePathRules) {
 // A packable artifact: its manifest lists every other file with its size
 // and sha256, as make_manifest writes it.
 FileSet packable(const std::string& graph) {
-  FileSet f = {{"graph.json", std::vector<uint8_t>(graph.begin(), graph.end())},
-               {"weights/w.npz", {1, 2, 3}},
-               {"plan.json", {'{', '}'}}};
-  std::string manifest = "{\"files\": {";
-  for (const auto& [path, bytes] : f) {
-    if (manifest.back() != '{') manifest += ", ";
-    manifest += "\"" + path + "\": {\"bytes\": " + std::to_string(bytes.size()) +
-                ", \"sha256\": \"" + sha256_hex(bytes.data(), bytes.size()) + "\"}";
-  }
-  manifest += "}}\n";
-  f["manifest.json"] = std::vector<uint8_t>(manifest.begin(), manifest.end());
-  return f;
+  return with_manifest({{"graph.json", std::vector<uint8_t>(graph.begin(), graph.end())},
+                        {"weights/w.npz", {1, 2, 3}},
+                        {"plan.json", {'{', '}'}}});
 }
 
 void write_bytes(const fs::path& path, const std::vector<uint8_t>& bytes) {

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "core/error.hpp"
 #include "formats/packed_artifact.hpp"
+#include "formats/sha256.hpp"
 
 namespace fs = std::filesystem;
 
@@ -54,7 +56,28 @@ Artifact Artifact::open(const fs::path& path) {
                     "'" + path.string() + "' is not an artifact directory (no manifest.json)",
                     "pass the directory or .mxq file 'eulernpu compile --out' wrote");
   }
-  return Artifact(path);
+  Artifact a(path);
+  const std::vector<uint8_t> text = a.read("manifest.json");
+  const auto manifest = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  auto manifest_corrupt = [&](const std::string& why) {
+    return UserError("artifact manifest is corrupt", (path / "manifest.json").string() + ": " + why,
+                     "recompile the artifact");
+  };
+  if (manifest.is_discarded() || !manifest.is_object()) {
+    throw manifest_corrupt("not a JSON object");
+  }
+  const auto listed = manifest.find("files");
+  if (listed == manifest.end() || !listed->is_object()) throw manifest_corrupt("no 'files' object");
+  auto recorded = std::make_shared<std::map<std::string, Recorded>>();
+  for (const auto& [name, record] : listed->items()) {
+    if (!record.is_object() || !record.contains("sha256") || !record["sha256"].is_string() ||
+        !record.contains("bytes") || !record["bytes"].is_number_unsigned()) {
+      throw manifest_corrupt("file '" + name + "' has no 'bytes' and 'sha256'");
+    }
+    (*recorded)[name] = {record["bytes"].get<uint64_t>(), record["sha256"].get<std::string>()};
+  }
+  a.recorded_ = std::move(recorded);
+  return a;
 }
 
 Artifact Artifact::from_files(FileSet files) {
@@ -110,11 +133,34 @@ std::vector<uint8_t> Artifact::read(const std::string& name) const {
         "'" + p.string() + "' exceeds " + std::to_string(kMaxArtifactFileBytes) + " bytes",
         "recompile the artifact");
   }
+  const Recorded* recorded = nullptr;
+  if (recorded_ && relative != "manifest.json") {
+    const auto it = recorded_->find(relative);
+    if (it == recorded_->end()) {
+      throw UserError("artifact is corrupt", "'" + p.string() + "' is not listed in manifest.json",
+                      "recompile the artifact; files are never added to one by hand");
+    }
+    recorded = &it->second;
+    if (recorded->bytes != size) {
+      throw UserError("artifact is corrupt",
+                      "'" + p.string() + "' holds " + std::to_string(size) +
+                          " bytes; manifest.json records " + std::to_string(recorded->bytes),
+                      "recompile the artifact");
+    }
+  }
   std::vector<uint8_t> bytes(size);
   std::ifstream f(p, std::ios::binary);
   if (!f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
     throw UserError("artifact file missing", "cannot read '" + p.string() + "'",
                     "check permissions");
+  }
+  // A sha256 proves the file is the one compiled: edited or damaged files
+  // are refused before a backend reads them (what they hold is then
+  // checked by the backend).
+  if (recorded && sha256_hex(bytes.data(), bytes.size()) != recorded->sha256) {
+    throw UserError("artifact is corrupt",
+                    "'" + p.string() + "' differs from the sha256 manifest.json records for it",
+                    "recompile the artifact");
   }
   return bytes;
 }

@@ -37,8 +37,9 @@ class Artifact {
   // a partitioned artifact: docs/artifacts.md), sharing this one's storage.
   Artifact within(const std::string& dir) const;
 
-  // Contents of a file inside the artifact; throws UserError if missing or
-  // larger than kMaxArtifactFileBytes.
+  // Contents of a file inside the artifact; throws UserError if missing,
+  // larger than kMaxArtifactFileBytes, or (in a directory) not the file
+  // manifest.json records: "artifact is corrupt" naming it.
   std::vector<uint8_t> read(const std::string& relative) const;
   // "ARTIFACT/relative", for error messages.
   std::string describe(const std::string& relative) const;
@@ -50,6 +51,14 @@ class Artifact {
   std::string prefix_;  // "dir/" for within(dir), else empty
   // Set for in-memory artifacts; shared so copies stay cheap.
   std::shared_ptr<const FileSet> files_;
+  // For directories: manifest.json's size and sha256 of every file, which
+  // each read is checked against (a packed artifact is checked whole when
+  // it is opened).
+  struct Recorded {
+    uint64_t bytes = 0;
+    std::string sha256;
+  };
+  std::shared_ptr<const std::map<std::string, Recorded>> recorded_;
 };
 
 // Writes `files` as a new directory at `out`: into a temporary sibling
