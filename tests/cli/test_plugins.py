@@ -57,6 +57,32 @@ class RejectedLibrariesTest(CliTestCase):
             self.assertIn("a truncated or damaged ELF file", reasons[cut])
         self.assertEqual(len(reasons), 8)
 
+    def test_world_writable_plugins_are_refused_unless_allowed(self):
+        # Loading a plugin runs its code: a directory every user can write
+        # to (or a library anyone can overwrite) is no place to load from.
+        open_dir = self.path("open")
+        os.mkdir(open_dir)
+        os.chmod(open_dir, 0o777)
+        shutil.copy(os.path.join(PLUGIN_DIR, "libeulernpu_npu_sim.so"),
+                    os.path.join(open_dir, "libeulernpu_open.so"))
+        shut = self.path("shut")
+        os.mkdir(shut)
+        lib = os.path.join(shut, "libeulernpu_writable.so")
+        shutil.copy(os.path.join(PLUGIN_DIR, "libeulernpu_npu_sim.so"), lib)
+        os.chmod(lib, 0o666)
+        for d, name, why in ((open_dir, "libeulernpu_open.so", "is writable by every user"),
+                             (shut, "libeulernpu_writable.so",
+                              "the library is writable by every user")):
+            r = self.ok("--plugin-dir", d, "plugins", "--json")
+            rejected = {os.path.basename(x["path"]): x["reason"]
+                        for x in json.loads(r.stdout)["rejected"]}
+            self.assertIn(why, rejected[name])
+            self.assertIn("--allow-insecure-plugin-dir", rejected[name])
+            # Allowed, it loads (and the build's npu_sim is the duplicate).
+            r = self.ok("--allow-insecure-plugin-dir", "--plugin-dir", d, "plugins", "--json")
+            loaded = [os.path.basename(p["path"]) for p in json.loads(r.stdout)["plugins"]]
+            self.assertIn(name, loaded)
+
     def test_text_listing_names_them_too(self):
         r = self.ok("--plugin-dir", self.bad, "plugins")
         for name in ("libnot_a_plugin.so", "libeulernpu_x.so", "libeulernpu_arm.so",

@@ -10,8 +10,8 @@ namespace eulernpu::host {
 const PluginRegistry& Context::registry() {
   if (!registry_) {
     const char* env = std::getenv("EULERNPU_PLUGIN_PATH");
-    registry_ = std::make_unique<PluginRegistry>(
-        PluginRegistry::discover(plugin_dirs, env ? env : "", installed_plugin_dir));
+    registry_ = std::make_unique<PluginRegistry>(PluginRegistry::discover(
+        plugin_dirs, env ? env : "", installed_plugin_dir, allow_insecure_plugin_dir));
   }
   return *registry_;
 }

@@ -17,6 +17,7 @@ namespace eulernpu::host {
 
 struct Context {
   std::vector<std::filesystem::path> plugin_dirs;
+  bool allow_insecure_plugin_dir = false;  // --allow-insecure-plugin-dir
   std::filesystem::path installed_plugin_dir;
   // The whole command line, for the manifest's reproducibility record.
   std::vector<std::string> command_line;

@@ -47,6 +47,8 @@ void print_usage() {
       "[options]\n\n"
       "global options:\n"
       "  --plugin-dir DIR   search DIR for plugins first (repeatable)\n"
+      "  --allow-insecure-plugin-dir\n"
+      "                     also load plugins any user could have written\n"
       "  --log-level LEVEL  trace, debug, info, warn (default), error, off\n"
       "  --version          print the version and the plugin ABI\n"
       "  -h, --help         this help\n\ncommands:\n");
@@ -91,6 +93,8 @@ int run(int argc, char** argv) {
       ctx.plugin_dirs.emplace_back(value("--plugin-dir"));
     } else if (arg.rfind("--plugin-dir=", 0) == 0) {
       ctx.plugin_dirs.emplace_back(arg.substr(13));
+    } else if (arg == "--allow-insecure-plugin-dir") {
+      ctx.allow_insecure_plugin_dir = true;
     } else if (arg == "--log-level") {
       set_log_level(value("--log-level"));
     } else if (arg.rfind("--log-level=", 0) == 0) {

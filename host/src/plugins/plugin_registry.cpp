@@ -77,8 +77,8 @@ const char* kind_name(enp_plugin_kind_t kind) {
 }
 
 PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs,
-                                        const std::string& env_path,
-                                        const fs::path& installed_dir) {
+                                        const std::string& env_path, const fs::path& installed_dir,
+                                        bool allow_insecure) {
   PluginRegistry r;
   for (const fs::path& d : plugin_dirs) r.search_path_.push_back({d, "--plugin-dir"});
   size_t start = 0;
@@ -94,11 +94,34 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
   std::string joined;
   for (const SearchDir& d : r.search_path_) joined += (joined.empty() ? "" : ":") + d.path.string();
   set_plugin_search_path(joined);
-  for (const SearchDir& d : r.search_path_) r.scan(d);
+  for (const SearchDir& d : r.search_path_) r.scan(d, allow_insecure);
   return r;
 }
 
-void PluginRegistry::scan(const SearchDir& dir) {
+namespace {
+
+// Why code in `lib` (found in `dir`) could have been put there by any user of
+// the machine, or nullopt. Loading a plugin runs its code with the host's
+// rights, so a directory every user may write to (/tmp, say) is no place to
+// load one from.
+std::optional<std::string> insecure(const fs::path& dir, const fs::path& lib) {
+  std::error_code ec;
+  const fs::perms d = fs::status(dir, ec).permissions();
+  if (!ec && (d & fs::perms::others_write) != fs::perms::none) {
+    return "its directory '" + dir.string() +
+           "' is writable by every user; pass --allow-insecure-plugin-dir to load it anyway";
+  }
+  const fs::perms f = fs::status(lib, ec).permissions();
+  if (!ec && (f & fs::perms::others_write) != fs::perms::none) {
+    return "the library is writable by every user (chmod o-w it), or pass "
+           "--allow-insecure-plugin-dir";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void PluginRegistry::scan(const SearchDir& dir, bool allow_insecure) {
   std::error_code ec;
   if (!fs::is_directory(dir.path, ec)) {
     spdlog::debug("plugin directory '{}' ({}) does not exist", dir.path.string(), dir.origin);
@@ -112,7 +135,16 @@ void PluginRegistry::scan(const SearchDir& dir) {
   }
   // Directory order is arbitrary; sorting makes discovery reproducible.
   std::sort(libraries.begin(), libraries.end());
-  for (const fs::path& lib : libraries) load(lib);
+  for (const fs::path& lib : libraries) {
+    if (!allow_insecure) {
+      if (auto why = insecure(dir.path, lib)) {
+        spdlog::debug("rejected '{}': {}", lib.string(), *why);
+        rejected_.push_back({lib, *why});
+        continue;
+      }
+    }
+    load(lib);
+  }
 }
 
 void PluginRegistry::load(const fs::path& path) {

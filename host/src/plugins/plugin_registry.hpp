@@ -40,10 +40,13 @@ class PluginRegistry {
  public:
   // Scans, in order, each of `plugin_dirs`, then the ':'-separated
   // `env_path`, then `installed_dir`. Earlier directories win a name clash.
-  // Never throws for a bad library: it is recorded as rejected.
+  // Never throws for a bad library: it is recorded as rejected. Libraries
+  // that any user could have written (in a world-writable directory, or
+  // world-writable themselves) are rejected unless `allow_insecure`.
   static PluginRegistry discover(const std::vector<std::filesystem::path>& plugin_dirs,
                                  const std::string& env_path,
-                                 const std::filesystem::path& installed_dir);
+                                 const std::filesystem::path& installed_dir,
+                                 bool allow_insecure = false);
 
   const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
   const std::vector<RejectedLibrary>& rejected() const { return rejected_; }
@@ -58,7 +61,7 @@ class PluginRegistry {
   const LoadedPlugin& frontend_for(const std::filesystem::path& model, std::string_view name) const;
 
  private:
-  void scan(const SearchDir& dir);
+  void scan(const SearchDir& dir, bool allow_insecure);
   void load(const std::filesystem::path& path);
 
   std::vector<LoadedPlugin> plugins_;
