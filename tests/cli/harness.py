@@ -23,14 +23,21 @@ ERROR_RE = re.compile(
     r"  See: docs/errors\.md#(?P<anchor>[a-z0-9_-]+)\n$")
 
 
-def run(*args, env=None, cwd=None, timeout=300):
-    """Runs eulernpu with `args`; returns the CompletedProcess (text mode)."""
+def run(*args, env=None, cwd=None, timeout=300, memory_limit=None):
+    """Runs eulernpu with `args`; returns the CompletedProcess (text mode).
+    `memory_limit` caps its address space in bytes (as ulimit -v does)."""
     full_env = dict(os.environ)
     full_env.pop("EULERNPU_PLUGIN_PATH", None)
     if env:
         full_env.update(env)
+    limit = None
+    if memory_limit is not None:
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     return subprocess.run([EULERNPU, *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=timeout)
+                          env=full_env, cwd=cwd, timeout=timeout, preexec_fn=limit)
 
 
 class CliTestCase(unittest.TestCase):

@@ -1,5 +1,6 @@
 """Bad input of every kind: a three-line error with its docs anchor, a
 non-zero exit, and nothing left at the output path."""
+import io
 import json
 import os
 import shutil
@@ -231,6 +232,29 @@ class NpzErrorTest(CliTestCase):
                           listing, "--out", self.path("q"), title="calibration data not found")
         self.assertIn("sam\\x00ple.npz", m["where"])
         self.assert_absent(self.path("q"))
+
+    def test_running_out_of_memory_is_a_three_line_error(self):
+        # 600 KB of npz that inflates to 600 MB, under a 600 MB address
+        # space: an "out of memory" error with exit status 1, not an
+        # internal error, and no result left behind.
+        import zipfile
+        n = 600 * 1024 * 1024 // 4
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": "<f4", "fortran_order": False, "shape": (n,)})
+        bomb = self.path("bomb.npz")
+        with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+            with z.open("x.npy", "w", force_zip64=True) as f:
+                f.write(header.getvalue())
+                zeros = bytes(1 << 24)
+                for left in range(n * 4, 0, -len(zeros)):
+                    f.write(zeros[:min(left, len(zeros))])
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        out = self.path("r.npz")
+        r, _ = self.error("run", "--artifact", self.path("a"), "--input", bomb, "--out", out,
+                          title="out of memory", memory_limit=600 * 1024 * 1024)
+        self.assertEqual(r.returncode, 1)
+        self.assert_absent(out)
 
     def test_a_symlink_inside_an_artifact_is_not_followed(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)

@@ -181,6 +181,13 @@ class OnnxModelTest(CliTestCase):
                    self.path("o.mblt"), title="unsupported onnx opset")
         self.error("compile", "--mblt", self.path("missing.mblt"), "--out", self.path("a"),
                    title="file not found")
+        # A model whose values would take terabytes compiles no more (it used
+        # to, and run then called the artifact corrupt).
+        huge = mlp_with_dynamic_reshape()[0]
+        self.error("compile", "--model", self.save(huge, "huge.onnx"), "--input-shape",
+                   "x=1099511627776,2,4", "--out", self.path("h"),
+                   title="model tensor exceeds a size limit", where="more than 64 GiB")
+        self.assert_absent(self.path("h"))
         # ir_version unset (0) or beyond any exporter's: refused, as a model
         # and as an IR file alike, instead of compiling.
         for ir_version, where in ((0, "has no IR version"), (99, "has IR version 99")):

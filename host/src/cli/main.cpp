@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
@@ -131,6 +132,17 @@ int main(int argc, char** argv) {
   } catch (const UserError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", format_error(e).c_str());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // Not a bug: an input asked for more memory than this process may have
+    // (a memory limit, ulimit -v, a small machine).
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n",
+                 format_error(UserError("out of memory",
+                                        "the command needed more memory than it could allocate",
+                                        "give eulernpu more memory, or smaller inputs "
+                                        "(--calib-samples N, --input-shape NAME=D0,...)"))
+                     .c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include "core/error.hpp"
@@ -347,6 +348,19 @@ bool is_static(const onnx::ValueInfoProto& v) {
   return true;
 }
 
+// The bytes a value of static type `v` takes, or nullopt past `limit` (the
+// product is checked step by step, so no dimension product overflows).
+std::optional<uint64_t> value_bytes(const onnx::ValueInfoProto& v, uint64_t limit) {
+  uint64_t bytes = dtype_size(static_cast<DType>(v.type().tensor_type().elem_type()));
+  if (bytes == 0) bytes = 1;  // strings and the like: count elements
+  for (const auto& d : v.type().tensor_type().shape().dim()) {
+    const auto n = static_cast<uint64_t>(d.dim_value());
+    if (n != 0 && bytes > limit / n) return std::nullopt;
+    bytes *= n;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 void require_static_shapes(const onnx::ModelProto& model, const std::string& source) {
@@ -359,6 +373,18 @@ void require_static_shapes(const onnx::ModelProto& model, const std::string& sou
                     source + ": input '" + v.name() + "' has shape " + dims_text(v),
                     "fix it when compiling: --input-shape " + v.name() + "=D0,D1,...");
   }
+  // A value larger than any backend's arena would compile and then fail at
+  // run time (or try to allocate terabytes): refused here, naming it.
+  auto require_size = [&](const onnx::ValueInfoProto& v, const std::string& what) {
+    if (value_bytes(v, kMaxValueBytes)) return;
+    throw UserError("model tensor exceeds a size limit",
+                    source + ": " + what + " '" + v.name() + "' has shape " + dims_text(v) +
+                        ", more than " + std::to_string(kMaxValueBytes >> 30) + " GiB",
+                    "give the model smaller input shapes (--input-shape NAME=D0,D1,...)");
+  };
+  for (const auto& v : g.input()) {
+    if (!weights.count(v.name())) require_size(v, "input");
+  }
   std::map<std::string, const onnx::ValueInfoProto*> types;
   for (const auto& v : g.value_info()) types[v.name()] = &v;
   for (const auto& v : g.output()) types[v.name()] = &v;
@@ -366,7 +392,10 @@ void require_static_shapes(const onnx::ModelProto& model, const std::string& sou
     for (const auto& o : n.output()) {
       if (o.empty() || weights.count(o)) continue;
       auto it = types.find(o);
-      if (it != types.end() && is_static(*it->second)) continue;
+      if (it != types.end() && is_static(*it->second)) {
+        require_size(*it->second, "node '" + n.name() + "' (" + n.op_type() + ") output");
+        continue;
+      }
       throw UserError("dynamic dimension left unfixed",
                       source + ": node '" + n.name() + "' (" + n.op_type() + ") output '" + o +
                           "' has shape " +

@@ -2,6 +2,7 @@
 // onnx::ModelProto, and the edits made to it before lowering.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -31,9 +32,14 @@ void freeze_inputs(onnx::ModelProto& model,
 // Replaces Constant nodes by initializers of the same name.
 void constants_to_initializers(onnx::ModelProto& model, const std::string& source);
 
+// The largest value (input or node output) a model may have: the largest
+// arena a backend plans.
+inline constexpr uint64_t kMaxValueBytes = uint64_t{64} << 30;
+
 // Throws unless every input and every node output has a fully known shape:
 // "dynamic input shape" names the input and the --input-shape to add;
-// "dynamic dimension left unfixed" names the node and its op.
+// "dynamic dimension left unfixed" names the node and its op; "model
+// tensor exceeds a size limit" one larger than kMaxValueBytes.
 void require_static_shapes(const onnx::ModelProto& model, const std::string& source);
 
 // Number of components recorded by the frontend (0 if it has none).
