@@ -234,9 +234,9 @@ class NpzErrorTest(CliTestCase):
         self.assert_absent(self.path("q"))
 
     def test_running_out_of_memory_is_a_three_line_error(self):
-        # 600 KB of npz that inflates to 600 MB, under a 600 MB address
-        # space: an "out of memory" error with exit status 1, not an
-        # internal error, and no result left behind.
+        # 600 KB of npz that inflates to 600 MB, read as weights under a
+        # 600 MB address space: an "out of memory" error with exit status 1,
+        # not an internal error, and nothing left behind.
         import zipfile
         n = 600 * 1024 * 1024 // 4
         header = io.BytesIO()
@@ -249,12 +249,19 @@ class NpzErrorTest(CliTestCase):
                 zeros = bytes(1 << 24)
                 for left in range(n * 4, 0, -len(zeros)):
                     f.write(zeros[:min(left, len(zeros))])
-        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
-        out = self.path("r.npz")
-        r, _ = self.error("run", "--artifact", self.path("a"), "--input", bomb, "--out", out,
+        out = self.path("q")
+        r, _ = self.error("compile", "--spec", SPEC, "--weights", bomb, "--out", out,
                           title="out of memory", memory_limit=600 * 1024 * 1024)
         self.assertEqual(r.returncode, 1)
         self.assert_absent(out)
+        # As run's input, no file may hold more than the model's inputs: the
+        # bomb is refused by its zip directory, before anything is inflated
+        # (inflated, it would fail on its shape instead).
+        self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+        self.error("run", "--artifact", self.path("a"), "--input", bomb, "--out",
+                   self.path("r.npz"), title="npz file exceeds a size limit",
+                   where="take more than")
+        self.assert_absent(self.path("r.npz"))
 
     def test_a_symlink_inside_an_artifact_is_not_followed(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)

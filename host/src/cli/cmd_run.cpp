@@ -115,7 +115,22 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   std::vector<Tensor> inputs;
   if (args->count("input")) {
     const std::string input_path = (*args)["input"].as<std::string>();
-    inputs = read_npz(input_path);
+    // No input file needs more bytes than the model's inputs (8 per element,
+    // the widest dtype, and room for headers): a file of compressed members
+    // that would inflate beyond is refused before any is inflated.
+    NpzLimits limits;
+    uint64_t budget = 1 << 20;
+    bool known = true;
+    for (const auto& decl : manifest["inputs"]) {
+      uint64_t n = 8;
+      for (int64_t d : decl.value("shape", std::vector<int64_t>{})) {
+        known = known && d >= 0;
+        n *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+      }
+      budget += n;
+    }
+    if (known) limits.max_total_bytes = std::min(limits.max_total_bytes, budget);
+    inputs = read_npz(input_path, limits);
     check_inputs(manifest, inputs, input_path);
   }
 

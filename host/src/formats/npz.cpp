@@ -577,6 +577,20 @@ std::vector<Tensor> read_archive(SourcePtr src, const std::string& display_name,
              std::to_string(limits.max_members),
          kLimitFix);
   }
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(za.get(), i, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE) != 0) {
+      total += std::min<uint64_t>(st.size, limits.max_total_bytes + 1);
+    }
+    if (total > limits.max_total_bytes) {
+      fail(kTooBig,
+           display_name + ": its arrays take more than " + std::to_string(limits.max_total_bytes) +
+               " bytes uncompressed; the limit is " + std::to_string(limits.max_total_bytes),
+           kLimitFix);
+    }
+  }
   std::vector<Tensor> tensors;
   tensors.reserve(count);
   std::unordered_set<std::string> keys;

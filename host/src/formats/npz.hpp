@@ -16,6 +16,10 @@ namespace eulernpu::host {
 // a read may allocate before the data has proven itself.
 struct NpzLimits {
   uint64_t max_member_bytes = 4ull << 30;  // one uncompressed .npy member
+  // All members together, uncompressed, judged by the zip directory before
+  // any is inflated: a small file of highly compressed members cannot take
+  // the memory first.
+  uint64_t max_total_bytes = 64ull << 30;
   uint64_t max_members = 100000;
   uint64_t max_rank = 32;
 };
