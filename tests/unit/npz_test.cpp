@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "scratch_dir.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -167,25 +168,8 @@ std::vector<LocalHeader> local_headers(const Bytes& zip) {
   return headers;
 }
 
-// A fresh, empty directory for one test's files.
-fs::path test_dir() {
-  const char* env = std::getenv("EULERNPU_TEST_TMP");
-  const fs::path root =
-      env != nullptr && *env != '\0' ? fs::path(env) : fs::temp_directory_path() / "eulernpu_test";
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = root / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::set<std::string> list_dir(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    names.insert(entry.path().filename().string());
-  }
-  return names;
-}
+using test::list_dir;
+using test::test_dir;
 
 std::vector<Tensor> decode(const Bytes& zip, const NpzLimits& limits = {}) {
   return read_npz_bytes(zip.data(), zip.size(), "test.npz", limits);

@@ -20,6 +20,7 @@
 
 #include "core/error.hpp"
 #include "formats/npz.hpp"
+#include "scratch_dir.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -29,29 +30,10 @@ namespace fs = std::filesystem;
 constexpr char kCannotWrite[] = "cannot write output file";
 constexpr char kInTheWay[] = "output path is in the way";
 
-fs::path test_dir() {
-  const char* env = std::getenv("EULERNPU_TEST_TMP");
-  const fs::path root =
-      env != nullptr && *env != '\0' ? fs::path(env) : fs::temp_directory_path() / "eulernpu_test";
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = root / (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using test::list_dir;
+using test::test_dir;
 
-std::set<std::string> list_dir(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    names.insert(entry.path().filename().string());
-  }
-  return names;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using test::read_text;
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
