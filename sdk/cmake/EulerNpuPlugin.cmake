@@ -18,8 +18,11 @@ function(eulernpu_add_plugin target)
   if(ARG_OUTPUT_NAME)
     set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
   endif()
-  target_link_options(${target} PRIVATE
-    "LINKER:--version-script=${_EULERNPU_PLUGIN_MAP}" "LINKER:-z,defs")
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${_EULERNPU_PLUGIN_MAP}")
+  # A sanitized plugin leaves the sanitizer's symbols to the executable.
+  if(NOT EULERNPU_SANITIZE)
+    target_link_options(${target} PRIVATE "LINKER:-z,defs")
+  endif()
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
     "${_EULERNPU_PLUGIN_MAP}")
 endfunction()

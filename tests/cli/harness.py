@@ -23,9 +23,23 @@ ERROR_RE = re.compile(
     r"  See: docs/errors\.md#(?P<anchor>[a-z0-9_-]+)\n$")
 
 
+# Set in the sanitizer tree (scripts/sanitize.sh): every run's stderr is
+# checked for a sanitizer report.
+SANITIZED = os.environ.get("EULERNPU_SANITIZED") == "1"
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: ")
+
+
+def check_sanitizer_report(stderr):
+    """Fails the running test if `stderr` holds a sanitizer report."""
+    if SANITIZED and stderr and SANITIZER_REPORT.search(stderr):
+        raise AssertionError("sanitizer report:\n" + stderr[-6000:])
+
+
 def run(*args, env=None, cwd=None, timeout=300, memory_limit=None):
     """Runs eulernpu with `args`; returns the CompletedProcess (text mode).
     `memory_limit` caps its address space in bytes (as ulimit -v does)."""
+    if memory_limit is not None and SANITIZED:
+        raise unittest.SkipTest("an address-space limit cannot hold a sanitizer's shadow memory")
     full_env = dict(os.environ)
     full_env.pop("EULERNPU_PLUGIN_PATH", None)
     if env:
@@ -36,8 +50,10 @@ def run(*args, env=None, cwd=None, timeout=300, memory_limit=None):
 
         def limit():
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    return subprocess.run([EULERNPU, *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=timeout, preexec_fn=limit)
+    r = subprocess.run([EULERNPU, *args], capture_output=True, text=True,
+                       env=full_env, cwd=cwd, timeout=timeout, preexec_fn=limit)
+    check_sanitizer_report(r.stderr)
+    return r
 
 
 class CliTestCase(unittest.TestCase):

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The sanitizer tree (docs/reliability.md): builds eulernpu with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer and the libFuzzer
+# harnesses into build-sanitize/ (or $EULERNPU_SANITIZE_DIR), then runs its
+# suite: the unit tests, the CLI tests and every harness for
+# $EULERNPU_FUZZ_SECONDS seconds (20 by default). Extra arguments go to ctest
+# (e.g. -L fuzz). Idempotent; setup.sh installs clang.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${EULERNPU_SANITIZE_DIR:-$root/build-sanitize}"
+jobs="${EULERNPU_JOBS:-2}"
+# -O1: the sanitizers' usual level, a quicker build than the release tree's.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DCMAKE_C_FLAGS_RELEASE=-O1 -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
+  -DEULERNPU_FUZZ=ON -DEULERNPU_BUILD_BENCHMARKS=OFF \
+  -DEULERNPU_FUZZ_SECONDS="${EULERNPU_FUZZ_SECONDS:-20}" >/dev/null
+cmake --build "$build" -j "$jobs"
+cd "$build"
+exec ctest --output-on-failure -j "$jobs" --timeout 900 "$@"
