@@ -365,6 +365,18 @@ class NpzErrorTest(CliTestCase):
             f.write("[]")
         self.error(*args, title="artifact manifest is corrupt")
         self.assert_absent(out)
+        # Declarations of the wrong type are named, not a JSON type error.
+        for edit, where in ((lambda m: m["inputs"][0].update(shape=["a", 4]), "inputs[0].shape"),
+                            (lambda m: m["outputs"][0].pop("name"), "outputs[0]"),
+                            (lambda m: m.update(core_mode=3), "core_mode")):
+            self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)
+            with open(self.path("a", "manifest.json")) as f:
+                m = json.load(f)
+            edit(m)
+            with open(self.path("a", "manifest.json"), "w") as f:
+                json.dump(m, f)
+            self.error(*args, title="artifact manifest is corrupt", where=where)
+            self.assert_absent(out)
 
     def test_artifact_with_huge_plan_is_refused(self):
         self.assertEqual(compile_tiny_mlp(self.path("a")).returncode, 0)

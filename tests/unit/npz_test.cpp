@@ -29,7 +29,6 @@ constexpr char kCorrupt[] = "npz file is corrupt";
 constexpr char kMalformed[] = "npy array is malformed";
 constexpr char kUnsupported[] = "unsupported npy dtype";
 constexpr char kTooBig[] = "npz file exceeds a size limit";
-constexpr char kCannotWrite[] = "cannot write output file";
 
 const DType kAllDTypes[] = {
     DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8,

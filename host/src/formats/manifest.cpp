@@ -122,6 +122,27 @@ nlohmann::json read_manifest(const Artifact& artifact) {
       !j["files"].is_object()) {
     throw corrupt("wrong types");
   }
+  // Every reader of the declarations takes these types for granted: a
+  // hand-edited manifest must fail here, not as a JSON type error later.
+  for (const char* list : {"inputs", "outputs"}) {
+    size_t index = 0;
+    for (const auto& decl : j[list]) {
+      const std::string where = std::string(list) + "[" + std::to_string(index++) + "]";
+      if (!decl.is_object() || !decl.contains("name") || !decl["name"].is_string() ||
+          !decl.contains("dtype") || !decl["dtype"].is_string()) {
+        throw corrupt(where + " needs a string 'name' and 'dtype'");
+      }
+      if (decl.contains("shape")) {
+        if (!decl["shape"].is_array()) throw corrupt(where + ".shape is not a list");
+        for (const auto& d : decl["shape"]) {
+          if (!d.is_number_integer()) throw corrupt(where + ".shape holds a non-integer");
+        }
+      }
+    }
+  }
+  if (j.contains("core_mode") && !j["core_mode"].is_string()) {
+    throw corrupt("'core_mode' is not a string");
+  }
   return j;
 }
 

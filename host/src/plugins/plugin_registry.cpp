@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 #include <boost/system/system_error.hpp>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "core/error.hpp"
 #include "plugins/elf_check.hpp"
@@ -57,9 +60,14 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
 
 // Libraries stay loaded until the process exits: objects, exceptions and
 // deleters from a plugin may be alive anywhere, so unloading is never safe.
-// The handles are deliberately leaked.
+// The handles live in a list that is never destroyed, so that they stay
+// reachable to the end (LeakSanitizer does not call them leaks either).
 boost::dll::shared_library* keep_loaded(boost::dll::shared_library lib) {
-  return new boost::dll::shared_library(std::move(lib));
+  static std::mutex guard;
+  static auto* kept = new std::vector<std::unique_ptr<boost::dll::shared_library>>();
+  const std::lock_guard<std::mutex> lock(guard);
+  kept->push_back(std::make_unique<boost::dll::shared_library>(std::move(lib)));
+  return kept->back().get();
 }
 
 }  // namespace

@@ -717,7 +717,10 @@ std::pair<Compute<S>, Compute<S>> clip_bounds(const KernelContext& ctx) {
 
 void clip_kernel(const KernelContext& ctx) {
   dispatch<kNumeric>(ctx.inputs[0].dtype, [&]<typename S>() {
-    const auto [lo, hi] = clip_bounds<S>(ctx);
+    // Named copies: clang before 16 cannot capture structured bindings.
+    const auto bounds = clip_bounds<S>(ctx);
+    const auto lo = bounds.first;
+    const auto hi = bounds.second;
     // numpy's clip: min(max(x, lo), hi), so lo > hi gives hi.
     map_unary<S, S>(ctx, ctx.inputs[0], ctx.outputs[0],
                     [&](S x) { return store<S>(MinOp{}(MaxOp{}(load(x), lo), hi)); });
