@@ -7,16 +7,17 @@
 set -euo pipefail
 harness="$1" src="$2" name="$3" work="$4"
 shift 4
-mkdir -p "$work/corpus/$name" "$work/findings" "$work/tmp"
+mkdir -p "$work/corpus/$name" "$work/findings" "$work/tmp/$name"
 dirs=("$work/corpus/$name" "$src/corpus/$name")
 if [ -d "$src/regressions/$name" ]; then dirs+=("$src/regressions/$name"); fi
 flags=(-timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1
        "-artifact_prefix=$work/findings/$name-")
 if [ -f "$src/dict/$name.dict" ]; then flags+=("-dict=$src/dict/$name.dict"); fi
-# Each harness writes its files under $TMPDIR/eulernpu_fuzz.<pid>.
-export TMPDIR="$work/tmp"
+# Each harness writes its files under $TMPDIR/eulernpu_fuzz.<pid>; harnesses
+# fuzzing side by side must not clean up each other's.
+export TMPDIR="$work/tmp/$name"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 status=0
 "$harness" "${flags[@]}" "$@" "${dirs[@]}" || status=$?
-rm -rf "$work/tmp"/eulernpu_fuzz.*
+rm -rf "$work/tmp/$name"/eulernpu_fuzz.*
 exit "$status"

@@ -787,7 +787,10 @@ TEST(PlannerTest, BadInputThrowsInvalidArgumentNamingTheOp) {
   EXPECT_THROW(plan_graph({bad}, d, CoreMode::kSingle), std::invalid_argument);
 
   // Absurd sizes overflow int64 somewhere: refused, not wrapped.
-  bad = gemm_op("absurd", int64_t{1} << 40, int64_t{1} << 30, 64);
+  // Dimensions whose products overflow int64: set after gemm_op, whose
+  // byte counts would overflow first.
+  bad = gemm_op("absurd", 1, 1, 64);
+  bad.gemm = Gemm{int64_t{1} << 40, int64_t{1} << 30, 64};
   m = message_of<std::invalid_argument>([&] { plan_graph({bad}, d, CoreMode::kSingle); });
   EXPECT_NE(m.find("'absurd'"), std::string::npos) << m;
 

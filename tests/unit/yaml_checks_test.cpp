@@ -30,6 +30,21 @@ TEST(YamlChecksTest, RefusesASecondDocument) {
   EXPECT_EQ(p->line, 2);
 }
 
+TEST(YamlChecksTest, LoadAllStopsAtAStrayFlowToken) {
+  // YAML::LoadAll itself never returns on these (yaml-cpp 0.7).
+  for (const char* text : {",", ",a:\n b: 1\n", "# note\n\n,layers:\n  fc4: {keep_fp32: true}\n"}) {
+    try {
+      load_all(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const YAML::ParserException& e) {
+      EXPECT_EQ(e.msg, "unexpected character where a document starts") << text;
+    }
+  }
+  EXPECT_EQ(load_all("a: 1\n---\nb: 2\n").size(), 2u);
+  EXPECT_EQ(load_all("").size(), 0u);
+  EXPECT_EQ(load_all("[,]").size(), 1u);
+}
+
 TEST(YamlChecksTest, ABillionLaughsStopsAtTheNodeBudget) {
   // Nine levels of ten aliases each: 10^9 nodes from a few hundred bytes.
   // Built by appending: GCC 12 warns falsely (-Wrestrict) on "l" + string.

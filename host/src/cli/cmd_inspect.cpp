@@ -214,12 +214,12 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
         continue;
       }
       const auto& n = g.node(static_cast<int>(i));
-      // A named copy: C++17 lambdas cannot capture a structured binding.
+      // A named copy: clang before 16 cannot capture structured bindings.
       const std::string& reason = entries[i].reason;
       auto it = std::find_if(by_reason.begin(), by_reason.end(),
                              [&](const auto& r) { return r.first == reason; });
       if (it == by_reason.end()) {
-        by_reason.push_back({entries[i].reason, {}});
+        by_reason.push_back({reason, {}});
         it = by_reason.end() - 1;
       }
       it->second.push_back({n.name(), n.op_type(), entries[i].reason});

@@ -136,7 +136,7 @@ class Reader {
   CompileConfig read(const std::string& text) const {
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(text);
+      docs = sdk::yaml_checks::load_all(text);
     } catch (const YAML::DeepRecursion& e) {
       // yaml-cpp's own message for this is "bad file", and its mark is
       // where the scanner stopped, not where the nesting went too deep.

@@ -219,7 +219,7 @@ bool is_descriptor_path(const std::string& target) {
 DeviceSpec parse_descriptor(const std::string& text, const std::string& source) {
   YAML::Node root;
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(text);
     if (auto problem = sdk::yaml_checks::document_problem(docs)) {
       invalid(source, "",
               (problem->line >= 0 ? "line " + std::to_string(problem->line + 1) + ": " : "") +

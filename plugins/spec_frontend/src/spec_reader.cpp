@@ -3,7 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/status.hpp"
@@ -200,7 +202,11 @@ class Reader {
   Spec read() const {
     YAML::Node root;
     try {
-      const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(path_);
+      std::ifstream in(path_, std::ios::binary);
+      if (!in) throw YAML::BadFile(path_);
+      std::ostringstream text;
+      text << in.rdbuf();
+      const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(text.str());
       if (auto problem = sdk::yaml_checks::document_problem(docs)) {
         throw Error(ENP_INVALID_ARGUMENT, "spec structure is invalid",
                     path_ + (problem->line >= 0 ? ":" + std::to_string(problem->line + 1) : "") +

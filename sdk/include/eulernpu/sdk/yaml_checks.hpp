@@ -6,11 +6,13 @@
 // that already uses yaml-cpp.
 #pragma once
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,7 +51,46 @@ inline std::optional<Problem> duplicate_key(const YAML::Node& node, size_t& visi
   return std::nullopt;
 }
 
+// Counts documents, remembering where each starts.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 }  // namespace detail
+
+// YAML::LoadAll, without its endless loop: yaml-cpp 0.7 (Debian 12) yields
+// empty documents forever, without consuming input, when a document starts
+// with a stray flow token (a file that begins with ','), until memory runs
+// out. A first pass counts the documents and stops at one that starts where
+// the one before it did, as a parse error there; otherwise the real load
+// follows. Throws what YAML::LoadAll throws.
+inline std::vector<YAML::Node> load_all(const std::string& text) {
+  {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    detail::DocumentStarts counter;
+    while (parser.HandleNextDocument(counter)) {
+      const auto& s = counter.starts;
+      if (s.size() >= 2 && s[s.size() - 1].pos == s[s.size() - 2].pos) {
+        throw YAML::ParserException(s.back(), "unexpected character where a document starts");
+      }
+    }
+  }
+  return YAML::LoadAll(text);
+}
 
 // The first repeated key in `node` or below it.
 inline std::optional<Problem> duplicate_key(const YAML::Node& node) {
