@@ -5,5 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EULERNPU_BUILD_DIR:-$root/build}"
 jobs="${EULERNPU_JOBS:-2}"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+# A unity build compiles each target's files in batches: about half the
+# build time, most of it spent parsing the same headers again.
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j "$jobs"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "expect_user_error.hpp"
 #include "scratch_dir.hpp"
 
 namespace eulernpu::host {
@@ -56,19 +57,7 @@ void expect_same(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.data, b.data);
 }
 
-// Runs `f`, which must throw a UserError titled `title`, and returns it.
-UserError expect_user_error(const std::function<void()>& f, const std::string& title) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.title(), title) << "where: " << e.where();
-    EXPECT_FALSE(e.where().empty());
-    EXPECT_FALSE(e.fix().empty());
-    return e;
-  }
-  ADD_FAILURE() << "expected UserError \"" << title << "\"";
-  return UserError("", "", "");
-}
+using test::expect_user_error;
 
 Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "expect_user_error.hpp"
 #include "formats/npz.hpp"
 #include "scratch_dir.hpp"
 
@@ -39,17 +40,7 @@ void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-UserError expect_user_error(const std::function<void()>& f, const std::string& title) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.title(), title) << "where: " << e.where();
-    EXPECT_FALSE(e.fix().empty());
-    return e;
-  }
-  ADD_FAILURE() << "expected UserError \"" << title << "\"";
-  return UserError("", "", "");
-}
+using test::expect_user_error;
 
 TEST(OutputFileTest, ReplacesAnEarlierOutputOfTheSameKind) {
   const fs::path dir = test_dir();

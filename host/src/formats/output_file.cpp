@@ -22,7 +22,7 @@ constexpr char kWriteFix[] =
     "check that the directory exists and is writable and that the disk has "
     "space";
 
-[[noreturn]] void fail(const char* title, std::string where, std::string fix) {
+[[noreturn]] void fail_output(const char* title, std::string where, std::string fix) {
   throw UserError(title, std::move(where), std::move(fix));
 }
 
@@ -106,8 +106,8 @@ class TempFile {
 };
 
 [[noreturn]] void fail_write(const fs::path& path, const std::string& what, int err) {
-  fail(kCannotWrite, path.string() + ": " + what + ": " + std::generic_category().message(err),
-       kWriteFix);
+  fail_output(kCannotWrite,
+              path.string() + ": " + what + ": " + std::generic_category().message(err), kWriteFix);
 }
 
 std::string temp_suffix() {
@@ -150,7 +150,8 @@ void write_all(int fd, const uint8_t* data, size_t size, const fs::path& path) {
 
 void write_file_atomic(const fs::path& path, const void* data, size_t size, OutputKind kind) {
   if (path.filename().empty()) {
-    fail(kCannotWrite, path.string() + ": names a directory, not a file", "give a file name");
+    fail_output(kCannotWrite, path.string() + ": names a directory, not a file",
+                "give a file name");
   }
   check_replaceable(path, kind);
   TempFile temp = create_temp(path);

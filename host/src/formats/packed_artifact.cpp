@@ -30,13 +30,13 @@ using zip_io::SourcePtr;
 using zip_io::ZipError;
 using zip_io::ZipPtr;
 
-constexpr char kCorrupt[] = "packed artifact is corrupt";
+constexpr char kPackedCorrupt[] = "packed artifact is corrupt";
 constexpr char kUnsafe[] = "packed artifact has an unsafe entry";
-constexpr char kTooBig[] = "packed artifact exceeds a size limit";
+constexpr char kPackedTooBig[] = "packed artifact exceeds a size limit";
 constexpr char kMismatch[] = "packed artifact does not match its manifest";
 
 constexpr char kRepackFix[] = "recompile it with 'eulernpu compile ... --out NAME.mxq'";
-constexpr char kLimitFix[] =
+constexpr char kPackedLimitFix[] =
     "recompile it with 'eulernpu compile ... --out NAME.mxq'; a packed artifact "
     "from elsewhere may be hostile";
 
@@ -164,7 +164,7 @@ ZipPtr open_zip(const fs::path& path) {
                                   : entry_where(path, name) + " appears twice"),
                     kRepackFix);
   }
-  throw UserError(kCorrupt, where + ": not a valid zip file" + libzip_says(error.message()),
+  throw UserError(kPackedCorrupt, where + ": not a valid zip file" + libzip_says(error.message()),
                   kRepackFix);
 }
 
@@ -173,13 +173,13 @@ ZipPtr open_zip(const fs::path& path) {
 std::vector<Entry> list_entries(zip_t* za, const fs::path& path, const PackedLimits& limits) {
   const std::string where = quoted(path.string());
   const zip_int64_t n = zip_get_num_entries(za, 0);
-  if (n < 0) throw UserError(kCorrupt, where + ": cannot count its entries", kRepackFix);
+  if (n < 0) throw UserError(kPackedCorrupt, where + ": cannot count its entries", kRepackFix);
   const auto count = static_cast<uint64_t>(n);
   if (count > limits.max_members) {
-    throw UserError(kTooBig,
+    throw UserError(kPackedTooBig,
                     where + ": has " + std::to_string(count) + " entries; the limit is " +
                         std::to_string(limits.max_members),
-                    kLimitFix);
+                    kPackedLimitFix);
   }
   std::vector<Entry> entries;
   std::set<std::string> names;
@@ -191,7 +191,7 @@ std::vector<Entry> list_entries(zip_t* za, const fs::path& path, const PackedLim
                                      ZIP_STAT_COMP_METHOD | ZIP_STAT_ENCRYPTION_METHOD;
     if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &st) != 0 || (st.valid & kNeeded) != kNeeded) {
       throw UserError(
-          kCorrupt,
+          kPackedCorrupt,
           where + ": entry " + std::to_string(i) + " is unreadable" + libzip_says(zip_strerror(za)),
           kRepackFix);
     }
@@ -202,32 +202,32 @@ std::vector<Entry> list_entries(zip_t* za, const fs::path& path, const PackedLim
     if (why.empty() && !names.insert(e.name).second) why = "appears twice";
     if (!why.empty()) throw UserError(kUnsafe, at + " " + why, kRepackFix);
     if (st.encryption_method != ZIP_EM_NONE) {
-      throw UserError(kCorrupt, at + " is encrypted", kRepackFix);
+      throw UserError(kPackedCorrupt, at + " is encrypted", kRepackFix);
     }
     if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
-      throw UserError(kCorrupt,
+      throw UserError(kPackedCorrupt,
                       at + " uses compression method " + std::to_string(st.comp_method) +
                           "; only stored and deflated entries are read",
                       kRepackFix);
     }
     if (st.comp_method == ZIP_CM_STORE && st.comp_size != st.size) {
-      throw UserError(kCorrupt,
+      throw UserError(kPackedCorrupt,
                       at + " is stored, but its sizes differ (" + std::to_string(st.comp_size) +
                           " and " + std::to_string(st.size) + " bytes)",
                       kRepackFix);
     }
     if (e.size > limits.max_member_bytes) {
-      throw UserError(kTooBig,
+      throw UserError(kPackedTooBig,
                       at + " is " + std::to_string(e.size) + " bytes; the limit is " +
                           std::to_string(limits.max_member_bytes),
-                      kLimitFix);
+                      kPackedLimitFix);
     }
     total += e.size;  // cannot wrap: count and each size are bounded
     if (total > limits.max_total_bytes) {
-      throw UserError(kTooBig,
+      throw UserError(kPackedTooBig,
                       where + ": its entries hold more than " +
                           std::to_string(limits.max_total_bytes) + " bytes",
-                      kLimitFix);
+                      kPackedLimitFix);
     }
     entries.push_back(std::move(e));
   }
@@ -240,7 +240,8 @@ std::vector<Entry> list_entries(zip_t* za, const fs::path& path, const PackedLim
 std::vector<uint8_t> read_entry(zip_t* za, const Entry& e, const std::string& at) {
   FilePtr file(zip_fopen_index(za, e.index, 0));
   if (!file) {
-    throw UserError(kCorrupt, at + ": cannot open it" + libzip_says(zip_strerror(za)), kRepackFix);
+    throw UserError(kPackedCorrupt, at + ": cannot open it" + libzip_says(zip_strerror(za)),
+                    kRepackFix);
   }
   constexpr uint64_t kFirstChunk = 1 << 20;
   std::vector<uint8_t> bytes;
@@ -249,12 +250,12 @@ std::vector<uint8_t> read_entry(zip_t* za, const Entry& e, const std::string& at
     if (got == bytes.size()) bytes.resize(std::min(e.size, std::max(kFirstChunk, 2 * got)));
     const zip_int64_t n = zip_fread(file.get(), bytes.data() + got, bytes.size() - got);
     if (n < 0) {
-      throw UserError(kCorrupt,
+      throw UserError(kPackedCorrupt,
                       at + ": cannot read it" + libzip_says(zip_file_strerror(file.get())),
                       kRepackFix);
     }
     if (n == 0) {
-      throw UserError(kCorrupt,
+      throw UserError(kPackedCorrupt,
                       at + ": ends after " + std::to_string(got) + " of its " +
                           std::to_string(e.size) + " bytes",
                       kRepackFix);
@@ -265,7 +266,7 @@ std::vector<uint8_t> read_entry(zip_t* za, const Entry& e, const std::string& at
   uint8_t extra = 0;
   const zip_int64_t n = zip_fread(file.get(), &extra, 1);
   if (n != 0) {
-    throw UserError(kCorrupt,
+    throw UserError(kPackedCorrupt,
                     at + (n < 0 ? ": cannot read it" + libzip_says(zip_file_strerror(file.get()))
                                 : ": holds more than the " + std::to_string(e.size) +
                                       " bytes its directory entry says"),
@@ -358,7 +359,8 @@ FileSet read_packed_artifact(const fs::path& path, const PackedLimits& limits) {
                     "check the path and the file's permissions");
   }
   if (size == 0) {
-    throw UserError(kCorrupt, quoted(path.string()) + ": is empty, not a zip file", kRepackFix);
+    throw UserError(kPackedCorrupt, quoted(path.string()) + ": is empty, not a zip file",
+                    kRepackFix);
   }
   ZipPtr za = open_zip(path);
   const std::vector<Entry> entries = list_entries(za.get(), path, limits);

@@ -11,11 +11,11 @@
 namespace eulernpu::npu_sim {
 namespace {
 
-std::int64_t add(std::int64_t a, std::int64_t b) {
+std::int64_t sched_add(std::int64_t a, std::int64_t b) {
   return checked_add(a, b, "failed to schedule tiles", "a cycle count");
 }
 
-std::int64_t mul(std::int64_t a, std::int64_t b) {
+std::int64_t sched_mul(std::int64_t a, std::int64_t b) {
   return checked_mul(a, b, "failed to schedule tiles", "a cycle count");
 }
 
@@ -32,7 +32,7 @@ std::int64_t stages(const std::vector<Part>& parts, std::int64_t store_before,
 // One occurrence of `p`, between a store that precedes it and a load that
 // follows it.
 std::int64_t once(const Part& p, std::int64_t store_before, std::int64_t load_after) {
-  if (p.leaf) return std::max(p.tile.compute, add(load_after, store_before));
+  if (p.leaf) return std::max(p.tile.compute, sched_add(load_after, store_before));
   return stages(p.parts, store_before, load_after);
 }
 
@@ -42,8 +42,8 @@ std::int64_t repeated(const Part& p, std::int64_t store_before, std::int64_t loa
   if (p.repeat == 1) return once(p, store_before, load_after);
   const std::int64_t l = first_load(p);
   const std::int64_t s = last_store(p);
-  std::int64_t sum = add(once(p, store_before, l), once(p, s, load_after));
-  if (p.repeat > 2) sum = add(sum, mul(p.repeat - 2, once(p, s, l)));
+  std::int64_t sum = sched_add(once(p, store_before, l), once(p, s, load_after));
+  if (p.repeat > 2) sum = sched_add(sum, sched_mul(p.repeat - 2, once(p, s, l)));
   return sum;
 }
 
@@ -53,20 +53,20 @@ std::int64_t stages(const std::vector<Part>& parts, std::int64_t store_before,
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::int64_t before = i == 0 ? store_before : last_store(parts[i - 1]);
     const std::int64_t after = i + 1 == parts.size() ? load_after : first_load(parts[i + 1]);
-    sum = add(sum, repeated(parts[i], before, after));
+    sum = sched_add(sum, repeated(parts[i], before, after));
   }
   return sum;
 }
 
 void totals(const std::vector<Part>& parts, std::int64_t factor, PipelineResult& r) {
   for (const Part& p : parts) {
-    const std::int64_t f = mul(factor, p.repeat);
+    const std::int64_t f = sched_mul(factor, p.repeat);
     if (p.leaf) {
-      r.compute = add(r.compute, mul(f, p.tile.compute));
-      r.dma = add(r.dma, mul(f, add(p.tile.load, p.tile.store)));
-      r.tiles = add(r.tiles, f);
-      r.load_bytes = add(r.load_bytes, mul(f, p.tile.load_bytes));
-      r.store_bytes = add(r.store_bytes, mul(f, p.tile.store_bytes));
+      r.compute = sched_add(r.compute, sched_mul(f, p.tile.compute));
+      r.dma = sched_add(r.dma, sched_mul(f, sched_add(p.tile.load, p.tile.store)));
+      r.tiles = sched_add(r.tiles, f);
+      r.load_bytes = sched_add(r.load_bytes, sched_mul(f, p.tile.load_bytes));
+      r.store_bytes = sched_add(r.store_bytes, sched_mul(f, p.tile.store_bytes));
     } else {
       totals(p.parts, f, r);
     }
@@ -110,8 +110,8 @@ void Seq::add_seq(Seq seq, std::int64_t repeat) {
 PipelineResult run_pipeline(const Seq& seq) {
   PipelineResult r;
   if (seq.parts.empty()) return r;
-  r.total = add(add(first_load(seq.parts.front()), stages(seq.parts, 0, 0)),
-                last_store(seq.parts.back()));
+  r.total = sched_add(sched_add(first_load(seq.parts.front()), stages(seq.parts, 0, 0)),
+                      last_store(seq.parts.back()));
   totals(seq.parts, 1, r);
   return r;
 }

@@ -20,13 +20,13 @@ namespace {
 using nlohmann::json;
 using std::int64_t;
 
-int64_t mul(int64_t a, int64_t b) {
+int64_t plan_mul(int64_t a, int64_t b) {
   return checked_mul(a, b, "failed to plan op", "a size or cycle count");
 }
-int64_t add(int64_t a, int64_t b) {
+int64_t plan_add(int64_t a, int64_t b) {
   return checked_add(a, b, "failed to plan op", "a size or cycle count");
 }
-std::string str(int64_t v) { return std::to_string(v); }
+std::string plan_str(int64_t v) { return std::to_string(v); }
 
 // How a core mode runs inferences on the device.
 struct ModeShape {
@@ -40,13 +40,13 @@ struct ModeShape {
 void validate_device(const DeviceSpec& d) {
   const std::string where = "failed to plan for device '" + d.name + "'";
   if (d.clusters < 1 || d.cores_per_cluster < 1) {
-    throw std::invalid_argument(where + " with " + str(d.clusters) + " clusters of " +
-                                str(d.cores_per_cluster) + " cores: both must be at least 1");
+    throw std::invalid_argument(where + " with " + plan_str(d.clusters) + " clusters of " +
+                                plan_str(d.cores_per_cluster) + " cores: both must be at least 1");
   }
-  mul(d.clusters, d.cores_per_cluster);
+  plan_mul(d.clusters, d.cores_per_cluster);
   const SystolicArray& a = d.core.array;
   if (a.rows < 1 || a.cols < 1) {
-    throw std::invalid_argument(where + " with a " + str(a.rows) + "x" + str(a.cols) +
+    throw std::invalid_argument(where + " with a " + plan_str(a.rows) + "x" + plan_str(a.cols) +
                                 " array: rows and cols must be at least 1");
   }
   if (a.rows == 1 && a.cols == 1 && a.dataflow == Dataflow::kOutputStationary) {
@@ -56,7 +56,7 @@ void validate_device(const DeviceSpec& d) {
                                 "per cycle, so no plan could respect the roofline");
   }
   if (a.word_bytes != 1) {
-    throw std::invalid_argument(where + " with " + str(a.word_bytes) +
+    throw std::invalid_argument(where + " with " + plan_str(a.word_bytes) +
                                 "-byte words: the planner models int8 (1-byte) operands");
   }
   const SramSpec& s = d.core.sram;
@@ -74,7 +74,7 @@ void validate_device(const DeviceSpec& d) {
                                 " MHz: the clock must be positive and finite");
   }
   if (d.sync_cycles < 0) {
-    throw std::invalid_argument(where + " with sync_cycles " + str(d.sync_cycles) +
+    throw std::invalid_argument(where + " with sync_cycles " + plan_str(d.sync_cycles) +
                                 ": must not be negative");
   }
 }
@@ -98,7 +98,7 @@ ModeShape mode_shape(const DeviceSpec& d, CoreMode mode) {
         throw std::invalid_argument("failed to plan for device '" + d.name +
                                     "' in core mode 'multi': a batch of 4 needs 4 cores in a "
                                     "cluster, the device has " +
-                                    str(d.cores_per_cluster));
+                                    plan_str(d.cores_per_cluster));
       }
       s.unit_cores = 4;
       s.samples = 4;
@@ -109,8 +109,8 @@ ModeShape mode_shape(const DeviceSpec& d, CoreMode mode) {
       const int64_t g = mode == CoreMode::kGlobal4 ? 4 : 8;
       if (d.cores() < g) {
         throw std::invalid_argument("failed to plan for device '" + d.name + "' in core mode '" +
-                                    name + "': it needs " + str(g) + " cores, the device has " +
-                                    str(d.cores()));
+                                    name + "': it needs " + plan_str(g) +
+                                    " cores, the device has " + plan_str(d.cores()));
       }
       s.unit_cores = g;
       s.units = d.cores() / g;
@@ -145,7 +145,7 @@ json buffers_json(const BufferBudget& b, int64_t input, int64_t weight, int64_t 
     for (const Operand& o : ops) {
       if (o.bytes == 0) continue;
       json e;
-      e["name"] = std::string(o.name) + str(set);
+      e["name"] = std::string(o.name) + plan_str(set);
       e["sram"] = b.unified ? "unified" : o.name;
       e["offset"] = b.unified ? unified_offset : set * o.half;
       e["bytes"] = o.bytes;
@@ -170,14 +170,14 @@ void finish(OpPlan& p, const PipelineResult& r, int64_t sync, const ModeShape& m
   p.compute_cycles = r.compute;
   p.stall_cycles = r.total - r.compute;
   p.sync_cycles = sync;
-  p.total_cycles = add(r.total, sync);
+  p.total_cycles = plan_add(r.total, sync);
   p.dma_cycles = r.dma;
   p.tile_count = r.tiles;
   p.dram_read_bytes = r.load_bytes;
   p.dram_write_bytes = r.store_bytes;
-  const int64_t peak_macs = mul(mul(core.array.rows, core.array.cols), p.cores);
+  const int64_t peak_macs = plan_mul(plan_mul(core.array.rows, core.array.cols), p.cores);
   p.roofline_cycles =
-      std::max(ceil_div(p.macs, peak_macs), m.dram.cycles(add(r.load_bytes, r.store_bytes)));
+      std::max(ceil_div(p.macs, peak_macs), m.dram.cycles(plan_add(r.load_bytes, r.store_bytes)));
   p.mac_utilization = p.total_cycles > 0
                           ? static_cast<double>(p.macs) / (static_cast<double>(p.total_cycles) *
                                                            static_cast<double>(peak_macs))
@@ -190,8 +190,8 @@ void finish(OpPlan& p, const PipelineResult& r, int64_t sync, const ModeShape& m
 int64_t exchange(OpPlan& p, int64_t output_bytes, const DeviceSpec& d, const ModeShape& m,
                  CoreMode mode) {
   if (!global_mode(mode)) return 0;
-  p.link_bytes = p.cores > 1 ? ceil_div(mul(output_bytes, p.cores - 1), p.cores) : 0;
-  return add(d.sync_cycles, m.link.cycles(p.link_bytes));
+  p.link_bytes = p.cores > 1 ? ceil_div(plan_mul(output_bytes, p.cores - 1), p.cores) : 0;
+  return plan_add(d.sync_cycles, m.link.cycles(p.link_bytes));
 }
 
 OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const ModeShape& m) {
@@ -200,20 +200,21 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
   const ConvLayer layer = gemm ? to_conv_layer(op.gemm) : op.conv;
   const ComputeResult whole = simulate_compute(core.array, layer);  // validates the layer
   const OperandMatrices& o = whole.operands;
-  if (op.count < 1) throw std::invalid_argument("count " + str(op.count) + " must be at least 1");
+  if (op.count < 1)
+    throw std::invalid_argument("count " + plan_str(op.count) + " must be at least 1");
   if (op.weight_bytes < 0 || op.input_bytes < 0 || op.output_bytes < 0) {
     throw std::invalid_argument("byte counts must not be negative");
   }
   // Weight bytes beyond the int8 filters are per-channel data (bias,
   // requantization multiplier and shift), spread over the output channels.
-  const int64_t filters = mul(mul(op.count, o.k), o.n);
+  const int64_t filters = plan_mul(plan_mul(op.count, o.k), o.n);
   const int64_t extra = std::max<int64_t>(0, op.weight_bytes - filters);
-  const int64_t extra_per_channel = ceil_div(extra, mul(op.count, o.n));
+  const int64_t extra_per_channel = ceil_div(extra, plan_mul(op.count, o.n));
 
   OpPlan p;
   p.node = op.node;
   p.op_type = op.op_type;
-  p.macs = mul(mul(whole.macs, op.count), m.samples);
+  p.macs = plan_mul(plan_mul(whole.macs, op.count), m.samples);
 
   // How the unit's cores share the op. `shared_weights`: the operand every
   // core needs whole is the weights (multi, row split), else the input
@@ -272,8 +273,9 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
     const int64_t in = tile.load_input ? tile.input_bytes : 0;
     const int64_t w = tile.load_weight ? tile.weight_bytes : 0;
     TileCost c;
-    c.load_bytes = shared_weights ? add(w, mul(cores, in)) : add(in, mul(cores, w));
-    c.store_bytes = tile.store_output ? mul(cores, tile.output_bytes) : 0;
+    c.load_bytes =
+        shared_weights ? plan_add(w, plan_mul(cores, in)) : plan_add(in, plan_mul(cores, w));
+    c.store_bytes = tile.store_output ? plan_mul(cores, tile.output_bytes) : 0;
     c.load = m.dram.cycles(c.load_bytes);
     c.compute = compute(tile);
     c.store = m.dram.cycles(c.store_bytes);
@@ -282,13 +284,14 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
   // The schedule of one group as runs: on each loop level (outermost
   // first), the first, middle and last blocks; middle ones are identical
   // (same sizes and residency), so the nest has at most 3^4 distinct tiles.
-  enum Axis : std::size_t { kChannels, kRows, kCols, kSlices };
-  const std::array<Axis, 4> order = t.channels_outer ? std::array{kChannels, kRows, kCols, kSlices}
-                                                     : std::array{kRows, kCols, kChannels, kSlices};
+  enum LoopAxis : std::size_t { kChannels, kRows, kCols, kSlices };
+  const std::array<LoopAxis, 4> order = t.channels_outer
+                                            ? std::array{kChannels, kRows, kCols, kSlices}
+                                            : std::array{kRows, kCols, kChannels, kSlices};
   const std::array<int64_t, 4> counts = {t.n_blocks, t.row_blocks, t.col_blocks, t.k_blocks};
   std::array<int64_t, 4> at{};
   auto level = [&](auto& self, std::size_t depth, Seq& out) -> void {
-    const Axis axis = order[depth];
+    const LoopAxis axis = order[depth];
     const int64_t count = counts[axis];
     std::vector<std::pair<int64_t, int64_t>> runs = {{0, 1}};  // (block, repeat)
     if (count > 2) runs.emplace_back(1, count - 2);
@@ -313,7 +316,7 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
   root.add_seq(std::move(group), op.count);
   const PipelineResult r = run_pipeline(root);
 
-  const int64_t output_bytes = mul(mul(op.count, o.m), mul(o.n, m.samples));
+  const int64_t output_bytes = plan_mul(plan_mul(op.count, o.m), plan_mul(o.n, m.samples));
   finish(p, r, exchange(p, output_bytes, d, m, mode), m, core);
 
   const BufferBudget b = buffer_budget(core.sram);
@@ -379,7 +382,7 @@ OpPlan plan_conv(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const Mod
 
 OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const ModeShape& m) {
   if (op.elements < 1) {
-    throw std::invalid_argument("elements " + str(op.elements) + " must be at least 1");
+    throw std::invalid_argument("elements " + plan_str(op.elements) + " must be at least 1");
   }
   if (op.weight_bytes < 0 || op.input_bytes < 0 || op.output_bytes < 0) {
     throw std::invalid_argument("byte counts must not be negative");
@@ -411,8 +414,8 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
   if (op.kind == OpDesc::Kind::kMove) {
     // DRAM to DRAM through the DMA engine: read, then write; no compute.
     TileCost c;
-    c.load_bytes = mul(mul(in_pe, op.elements), cores);
-    c.store_bytes = mul(mul(out_pe, op.elements), cores);
+    c.load_bytes = plan_mul(plan_mul(in_pe, op.elements), cores);
+    c.store_bytes = plan_mul(plan_mul(out_pe, op.elements), cores);
     c.load = m.dram.cycles(c.load_bytes);
     c.store = m.dram.cycles(c.store_bytes);
     Seq root;
@@ -436,7 +439,7 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
                                 {"direction", "dram_to_dram"},
                                 {"read_bytes", c.load_bytes},
                                 {"write_bytes", c.store_bytes},
-                                {"cycles", add(c.load, c.store)}}});
+                                {"cycles", plan_add(c.load, c.store)}}});
     return p;
   }
 
@@ -445,8 +448,9 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
   auto cost = [&](int64_t elements, bool table) {
     TileCost c;
     // The table is loaded once and broadcast; every core loads its own data.
-    c.load_bytes = add(table ? op.weight_bytes : 0, mul(cores, mul(elements, in_pe)));
-    c.store_bytes = mul(cores, mul(elements, out_pe));
+    c.load_bytes =
+        plan_add(table ? op.weight_bytes : 0, plan_mul(cores, plan_mul(elements, in_pe)));
+    c.store_bytes = plan_mul(cores, plan_mul(elements, out_pe));
     c.load = m.dram.cycles(c.load_bytes);
     c.compute = ceil_div(elements, lanes);
     c.store = m.dram.cycles(c.store_bytes);
@@ -458,18 +462,19 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
   if (v.tiles > 2) root.add_tile(cost(v.tile_elements, false), v.tiles - 2);
   if (v.tiles > 1) root.add_tile(cost(last, false), 1);
   const PipelineResult r = run_pipeline(root);
-  const int64_t output_bytes = mul(mul(out_pe, op.elements), m.samples);
+  const int64_t output_bytes = plan_mul(plan_mul(out_pe, op.elements), m.samples);
   finish(p, r, exchange(p, output_bytes, d, m, mode), m, d.core);
 
   const BufferBudget b = buffer_budget(d.core.sram);
-  p.buffers = buffers_json(b, mul(v.tile_elements, in_pe), 0, mul(v.tile_elements, out_pe),
-                           v.tiles > 1, p.peak_sram_bytes);
+  p.buffers = buffers_json(b, plan_mul(v.tile_elements, in_pe), 0,
+                           plan_mul(v.tile_elements, out_pe), v.tiles > 1, p.peak_sram_bytes);
   if (op.weight_bytes > 0) {  // the table: one buffer, resident, after buffer set 0
-    p.buffers.push_back({{"name", "table"},
-                         {"sram", b.unified ? "unified" : "weight"},
-                         {"offset", b.unified ? mul(v.tile_elements, add(in_pe, out_pe)) : 0},
-                         {"bytes", op.weight_bytes}});
-    p.peak_sram_bytes = add(p.peak_sram_bytes, op.weight_bytes);
+    p.buffers.push_back(
+        {{"name", "table"},
+         {"sram", b.unified ? "unified" : "weight"},
+         {"offset", b.unified ? plan_mul(v.tile_elements, plan_add(in_pe, out_pe)) : 0},
+         {"bytes", op.weight_bytes}});
+    p.peak_sram_bytes = plan_add(p.peak_sram_bytes, op.weight_bytes);
   }
   tiling["kind"] = "vector";
   tiling["lanes"] = lanes;
@@ -488,8 +493,8 @@ OpPlan plan_vector(const OpDesc& op, const DeviceSpec& d, CoreMode mode, const M
     p.tiles.push_back({{"index", i},
                        {"cores", core_list},
                        {"elements", range(e0, e1)},
-                       {"input_bytes", mul(e1 - e0, in_pe)},
-                       {"output_bytes", mul(e1 - e0, out_pe)},
+                       {"input_bytes", plan_mul(e1 - e0, in_pe)},
+                       {"output_bytes", plan_mul(e1 - e0, out_pe)},
                        {"compute_cycles", c.compute}});
     p.transfers.push_back(
         {{"tile", i}, {"direction", "load"}, {"bytes", c.load_bytes}, {"cycles", c.load}});
@@ -523,7 +528,7 @@ GraphPlan plan_graph(const std::vector<OpDesc>& ops, const DeviceSpec& device, C
           g.ops.push_back(plan_vector(op, device, mode, m));
           break;
         default:
-          throw std::invalid_argument("unknown op kind " + str(static_cast<int>(op.kind)));
+          throw std::invalid_argument("unknown op kind " + plan_str(static_cast<int>(op.kind)));
       }
     } catch (const std::exception& e) {
       throw std::invalid_argument("failed to plan op '" + op.node + "' (" + op.op_type + ", " +
@@ -531,10 +536,10 @@ GraphPlan plan_graph(const std::vector<OpDesc>& ops, const DeviceSpec& device, C
                                   "': " + e.what());
     }
     const OpPlan& p = g.ops.back();
-    g.total_cycles = add(g.total_cycles, p.total_cycles);
-    g.dram_read_bytes = add(g.dram_read_bytes, p.dram_read_bytes);
-    g.dram_write_bytes = add(g.dram_write_bytes, p.dram_write_bytes);
-    g.macs = add(g.macs, p.macs);
+    g.total_cycles = plan_add(g.total_cycles, p.total_cycles);
+    g.dram_read_bytes = plan_add(g.dram_read_bytes, p.dram_read_bytes);
+    g.dram_write_bytes = plan_add(g.dram_write_bytes, p.dram_write_bytes);
+    g.macs = plan_add(g.macs, p.macs);
     g.peak_sram_bytes = std::max(g.peak_sram_bytes, p.peak_sram_bytes);
   }
   g.latency_ms = static_cast<double>(g.total_cycles) / (device.clock_mhz * 1000.0);

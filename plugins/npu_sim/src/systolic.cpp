@@ -9,11 +9,11 @@
 namespace eulernpu::npu_sim {
 namespace {
 
-std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
+std::int64_t layer_mul(std::int64_t a, std::int64_t b, const char* what) {
   return npu_sim::checked_mul(a, b, "failed to model layer", what);
 }
 
-std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what) {
+std::int64_t layer_add(std::int64_t a, std::int64_t b, const char* what) {
   return npu_sim::checked_add(a, b, "failed to model layer", what);
 }
 
@@ -110,7 +110,7 @@ class IfmapValidity {
 
   // The whole matrix, from the same product as count_all_pixels().
   std::int64_t count_all() const {
-    if (all_valid_) return checked_mul(o_.m, o_.k, "ifmap operand size");
+    if (all_valid_) return layer_mul(o_.m, o_.k, "ifmap operand size");
     std::int64_t rows = 0;
     for (std::int64_t crow = 0; crow < l_.filter_h; ++crow) {
       rows += pixels_reaching(crow, l_.ifmap_h, l_.stride_h, o_.ofmap_h);
@@ -119,8 +119,8 @@ class IfmapValidity {
     for (std::int64_t ccol = 0; ccol < l_.filter_w; ++ccol) {
       cols += pixels_reaching(ccol, l_.ifmap_w, l_.stride_w, o_.ofmap_w);
     }
-    return checked_mul(checked_mul(rows, cols, "ifmap operand size"), l_.channels,
-                       "ifmap operand size");
+    return layer_mul(layer_mul(rows, cols, "ifmap operand size"), l_.channels,
+                     "ifmap operand size");
   }
 
  private:
@@ -155,9 +155,9 @@ std::int64_t fold_cycles(const SystolicArray& a, const Mapping& mp) {
   // skewed over the rows (+ rows - 1). ws and is add rows lines to load the
   // stationary operand first (create_ifmap_demand_mat / create_filter_demand_mat).
   std::int64_t lines =
-      checked_add(mp.t, checked_add(a.rows, a.cols, "cycles per fold") - 2, "cycles per fold");
+      layer_add(mp.t, layer_add(a.rows, a.cols, "cycles per fold") - 2, "cycles per fold");
   if (a.dataflow != Dataflow::kOutputStationary)
-    lines = checked_add(lines, a.rows, "cycles per fold");
+    lines = layer_add(lines, a.rows, "cycles per fold");
   return lines;
 }
 
@@ -174,9 +174,9 @@ Validated prepare(const SystolicArray& array, const ConvLayer& layer) {
   v.operands = operand_matrices(layer);
   v.mapping = mapping(array.dataflow, v.operands);
   // Every per-fold count below is a block of one of these matrices.
-  checked_mul(v.operands.m, v.operands.k, "ifmap operand size");
-  checked_mul(v.operands.k, v.operands.n, "filter operand size");
-  checked_mul(v.operands.m, v.operands.n, "ofmap operand size");
+  layer_mul(v.operands.m, v.operands.k, "ifmap operand size");
+  layer_mul(v.operands.k, v.operands.n, "filter operand size");
+  layer_mul(v.operands.m, v.operands.n, "ofmap operand size");
   v.row_folds = ceil_div(v.mapping.sr, array.rows);
   v.col_folds = ceil_div(v.mapping.sc, array.cols);
   return v;
@@ -226,10 +226,10 @@ OperandMatrices operand_matrices(const ConvLayer& layer) {
   // ceil((ifmap - filter + stride) / stride), as topo_calc_hyperparams does.
   o.ofmap_h = ceil_div(layer.ifmap_h - layer.filter_h + layer.stride_h, layer.stride_h);
   o.ofmap_w = ceil_div(layer.ifmap_w - layer.filter_w + layer.stride_w, layer.stride_w);
-  o.m = checked_mul(o.ofmap_h, o.ofmap_w, "ofmap pixels");
+  o.m = layer_mul(o.ofmap_h, o.ofmap_w, "ofmap pixels");
   o.n = layer.num_filters;
-  o.k = checked_mul(checked_mul(layer.filter_h, layer.filter_w, "window size"), layer.channels,
-                    "window size");
+  o.k = layer_mul(layer_mul(layer.filter_h, layer.filter_w, "window size"), layer.channels,
+                  "window size");
   return o;
 }
 
@@ -257,11 +257,11 @@ ComputeResult simulate_compute(const SystolicArray& array, const ConvLayer& laye
   r.mapping = mp;
   r.row_folds = v.row_folds;
   r.col_folds = v.col_folds;
-  r.folds = checked_mul(v.row_folds, v.col_folds, "number of folds");
+  r.folds = layer_mul(v.row_folds, v.col_folds, "number of folds");
   r.cycles_per_fold = fold_cycles(array, mp);
-  r.cycles = checked_mul(r.folds, r.cycles_per_fold, "total cycles") - 1;
-  r.macs = checked_mul(checked_mul(o.m, o.n, "MAC count"), o.k, "MAC count");
-  const std::int64_t pes = checked_mul(array.rows, array.cols, "PE count");
+  r.cycles = layer_mul(r.folds, r.cycles_per_fold, "total cycles") - 1;
+  r.macs = layer_mul(layer_mul(o.m, o.n, "MAC count"), o.k, "MAC count");
+  const std::int64_t pes = layer_mul(array.rows, array.cols, "PE count");
   if (r.cycles == 0) {
     throw std::domain_error(
         "failed to model a single MAC on a 1x1 array in os: SCALE-Sim reports 0 cycles (the index "
@@ -284,31 +284,31 @@ ComputeResult simulate_compute(const SystolicArray& array, const ConvLayer& laye
   // Totals in elements: each operand block is read once per fold that needs it.
   const IfmapValidity valid(layer, o);
   const std::int64_t ifmap_all = valid.count_all();
-  const std::int64_t filter_all = checked_mul(o.k, o.n, "filter operand size");
-  const std::int64_t ofmap_all = checked_mul(o.m, o.n, "ofmap operand size");
+  const std::int64_t filter_all = layer_mul(o.k, o.n, "filter operand size");
+  const std::int64_t ofmap_all = layer_mul(o.m, o.n, "ofmap operand size");
   std::int64_t ifmap = 0;
   std::int64_t filter = 0;
   std::int64_t ofmap = 0;
   switch (array.dataflow) {
     case Dataflow::kOutputStationary:  // ifmap per column fold, filter per row fold
-      ifmap = checked_mul(ifmap_all, v.col_folds, "ifmap traffic");
-      filter = checked_mul(filter_all, v.row_folds, "filter traffic");
+      ifmap = layer_mul(ifmap_all, v.col_folds, "ifmap traffic");
+      filter = layer_mul(filter_all, v.row_folds, "filter traffic");
       ofmap = ofmap_all;
       break;
     case Dataflow::kWeightStationary:  // ifmap per column fold, psums per row fold
-      ifmap = checked_mul(ifmap_all, v.col_folds, "ifmap traffic");
+      ifmap = layer_mul(ifmap_all, v.col_folds, "ifmap traffic");
       filter = filter_all;
-      ofmap = checked_mul(ofmap_all, v.row_folds, "ofmap traffic");
+      ofmap = layer_mul(ofmap_all, v.row_folds, "ofmap traffic");
       break;
     case Dataflow::kInputStationary:  // filter per column fold, psums per row fold
       ifmap = ifmap_all;
-      filter = checked_mul(filter_all, v.col_folds, "filter traffic");
-      ofmap = checked_mul(ofmap_all, v.row_folds, "ofmap traffic");
+      filter = layer_mul(filter_all, v.col_folds, "filter traffic");
+      ofmap = layer_mul(ofmap_all, v.row_folds, "ofmap traffic");
       break;
   }
-  r.ifmap_read_bytes = checked_mul(ifmap, array.word_bytes, "ifmap traffic");
-  r.filter_read_bytes = checked_mul(filter, array.word_bytes, "filter traffic");
-  r.ofmap_write_bytes = checked_mul(ofmap, array.word_bytes, "ofmap traffic");
+  r.ifmap_read_bytes = layer_mul(ifmap, array.word_bytes, "ifmap traffic");
+  r.filter_read_bytes = layer_mul(filter, array.word_bytes, "filter traffic");
+  r.ofmap_write_bytes = layer_mul(ofmap, array.word_bytes, "ofmap traffic");
   return r;
 }
 
@@ -318,7 +318,7 @@ ComputeResult simulate_compute(const SystolicArray& array, const Gemm& gemm) {
 
 FoldStats fold_stats(const SystolicArray& array, const ConvLayer& layer, std::int64_t index) {
   const Validated v = prepare(array, layer);
-  const std::int64_t folds = checked_mul(v.row_folds, v.col_folds, "number of folds");
+  const std::int64_t folds = layer_mul(v.row_folds, v.col_folds, "number of folds");
   if (index < 0 || index >= folds) {
     throw std::out_of_range("failed to get fold " + std::to_string(index) + ": the layer has " +
                             std::to_string(folds) + " folds");
@@ -345,23 +345,23 @@ FoldStats fold_stats(const SystolicArray& array, const ConvLayer& layer, std::in
   switch (array.dataflow) {
     case Dataflow::kOutputStationary:  // rows: pixels [r0, r1); cols: filters [c0, c1)
       ifmap = valid.count_by_pixel(r0, r1, 0, o.k);
-      filter = checked_mul(o.k, f.cols_used, "filter traffic");
+      filter = layer_mul(o.k, f.cols_used, "filter traffic");
       ofmap = f.rows_used * f.cols_used;
       break;
     case Dataflow::kWeightStationary:  // rows: window [r0, r1); cols: filters [c0, c1)
       ifmap = valid.count_all_pixels(r0, r1);
       filter = f.rows_used * f.cols_used;
-      ofmap = checked_mul(o.m, f.cols_used, "ofmap traffic");
+      ofmap = layer_mul(o.m, f.cols_used, "ofmap traffic");
       break;
     case Dataflow::kInputStationary:  // rows: window [r0, r1); cols: pixels [c0, c1)
       ifmap = valid.count_by_pixel(c0, c1, r0, r1);
-      filter = checked_mul(o.n, f.rows_used, "filter traffic");
-      ofmap = checked_mul(o.n, f.cols_used, "ofmap traffic");
+      filter = layer_mul(o.n, f.rows_used, "filter traffic");
+      ofmap = layer_mul(o.n, f.cols_used, "ofmap traffic");
       break;
   }
-  f.ifmap_read_bytes = checked_mul(ifmap, array.word_bytes, "ifmap traffic");
-  f.filter_read_bytes = checked_mul(filter, array.word_bytes, "filter traffic");
-  f.ofmap_write_bytes = checked_mul(ofmap, array.word_bytes, "ofmap traffic");
+  f.ifmap_read_bytes = layer_mul(ifmap, array.word_bytes, "ifmap traffic");
+  f.filter_read_bytes = layer_mul(filter, array.word_bytes, "filter traffic");
+  f.ofmap_write_bytes = layer_mul(ofmap, array.word_bytes, "ofmap traffic");
   return f;
 }
 

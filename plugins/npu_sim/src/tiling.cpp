@@ -16,11 +16,11 @@ namespace {
 
 using std::int64_t;
 
-int64_t mul(int64_t a, int64_t b) { return checked_mul(a, b, "failed to tile op", "a size"); }
-int64_t add(int64_t a, int64_t b) { return checked_add(a, b, "failed to tile op", "a size"); }
-int64_t round_up(int64_t a, int64_t b) { return mul(ceil_div(a, b), b); }
+int64_t tile_mul(int64_t a, int64_t b) { return checked_mul(a, b, "failed to tile op", "a size"); }
+int64_t tile_add(int64_t a, int64_t b) { return checked_add(a, b, "failed to tile op", "a size"); }
+int64_t round_up(int64_t a, int64_t b) { return tile_mul(ceil_div(a, b), b); }
 
-std::string str(int64_t v) { return std::to_string(v); }
+std::string tile_str(int64_t v) { return std::to_string(v); }
 
 // `count` blocks of `tile` along an extent, the last possibly shorter.
 struct Blocks {
@@ -57,9 +57,9 @@ struct Axis {
 // element; 0 if not even one.
 int64_t max_rows(const BufferBudget& b, const Axis& rows, const Axis& columns, int64_t cols,
                  int64_t k, int64_t n, int64_t acc, int64_t weight) {
-  const int64_t row_in = mul(columns.span(0, cols), k);  // one ifmap row of the tile
-  const int64_t row_out = mul(mul(cols, n), acc);        // one output row
-  const int64_t all_in = rows.span(0, rows.out);         // ifmap rows all output rows read
+  const int64_t row_in = tile_mul(columns.span(0, cols), k);  // one ifmap row of the tile
+  const int64_t row_out = tile_mul(tile_mul(cols, n), acc);   // one output row
+  const int64_t all_in = rows.span(0, rows.out);              // ifmap rows all output rows read
   if (!b.unified) {
     if (weight > b.weight) return 0;
     const int64_t in_rows = b.input / row_in;
@@ -67,11 +67,12 @@ int64_t max_rows(const BufferBudget& b, const Axis& rows, const Axis& columns, i
     if (in_rows < all_in) r = in_rows < rows.filter ? 0 : (in_rows - rows.filter) / rows.stride + 1;
     return std::min(r, b.output / row_out);
   }
-  if (add(add(mul(all_in, row_in), weight), mul(rows.out, row_out)) <= b.total) return rows.out;
+  if (tile_add(tile_add(tile_mul(all_in, row_in), weight), tile_mul(rows.out, row_out)) <= b.total)
+    return rows.out;
   // (r - 1)·s·row_in + R·row_in + weight + r·row_out <= total
-  const int64_t fixed = add(mul(rows.filter - rows.stride, row_in), weight);
+  const int64_t fixed = tile_add(tile_mul(rows.filter - rows.stride, row_in), weight);
   if (fixed >= b.total) return 0;
-  return (b.total - fixed) / add(mul(rows.stride, row_in), row_out);
+  return (b.total - fixed) / tile_add(tile_mul(rows.stride, row_in), row_out);
 }
 
 // The next smaller candidate of a halving sequence: ceil(v / 2), at most v - 1.
@@ -143,11 +144,11 @@ ConvTile conv_tile(const ConvTiling& t, int64_t group, int64_t n_block, int64_t 
   c.in_c0 = c.c0 * l.stride_w;
   c.in_c1 = std::min(l.ifmap_w, (c.c1 - 1) * l.stride_w + l.filter_w);
   const bool last_slice = k_block == t.k_blocks - 1;
-  c.input_bytes = mul(mul(c.in_r1 - c.in_r0, c.in_c1 - c.in_c0), k);
-  c.weight_bytes =
-      mul(n, add(mul(mul(l.filter_h, l.filter_w), k), last_slice ? t.extra_per_channel : 0));
-  c.output_bytes = mul(mul(rows, cols), n);
-  c.output_buffer_bytes = t.k_blocks > 1 ? mul(c.output_bytes, 4) : c.output_bytes;
+  c.input_bytes = tile_mul(tile_mul(c.in_r1 - c.in_r0, c.in_c1 - c.in_c0), k);
+  c.weight_bytes = tile_mul(n, tile_add(tile_mul(tile_mul(l.filter_h, l.filter_w), k),
+                                        last_slice ? t.extra_per_channel : 0));
+  c.output_bytes = tile_mul(tile_mul(rows, cols), n);
+  c.output_buffer_bytes = t.k_blocks > 1 ? tile_mul(c.output_bytes, 4) : c.output_bytes;
   c.store_output = last_slice;
   const int64_t spatial = row_block * t.col_blocks + col_block;
   if (t.k_blocks > 1) {  // every slice brings other input channels and weights
@@ -187,10 +188,10 @@ void for_each_conv_tile(const ConvTiling& t, const std::function<bool(const Conv
 ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_channel,
                      const CoreSpec& core) {
   if (groups < 1)
-    throw std::invalid_argument("failed to tile op with count " + str(groups) +
+    throw std::invalid_argument("failed to tile op with count " + tile_str(groups) +
                                 ": must be at least 1");
   if (extra_per_channel < 0) {
-    throw std::invalid_argument("failed to tile op with " + str(extra_per_channel) +
+    throw std::invalid_argument("failed to tile op with " + tile_str(extra_per_channel) +
                                 " extra weight bytes per channel: must not be negative");
   }
   operand_matrices(layer);  // validates the layer as given
@@ -202,7 +203,7 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
   const ConvLayer& l = t.layer;
   const OperandMatrices& o = t.operands;
   const BufferBudget b = buffer_budget(core.sram);
-  const int64_t window = mul(l.filter_h, l.filter_w);  // weight bytes per filter and channel
+  const int64_t window = tile_mul(l.filter_h, l.filter_w);  // weight bytes per filter and channel
   const Axis rows{o.ofmap_h, l.ifmap_h, l.filter_h, l.stride_h};
   const Axis columns{o.ofmap_w, l.ifmap_w, l.filter_w, l.stride_w};
 
@@ -229,8 +230,8 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
         std::pair{bl.tile, bl.count - 1}, std::pair{extent - (bl.count - 1) * bl.tile, int64_t{1}}};
   };
 
-  const int64_t weights = mul(o.n, add(o.k, extra_per_channel));
-  const int64_t outputs = mul(o.m, o.n);
+  const int64_t weights = tile_mul(o.n, tile_add(o.k, extra_per_channel));
+  const int64_t outputs = tile_mul(o.m, o.n);
   Candidate best;
   bool found = false;
   bool whole = false;
@@ -240,7 +241,8 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
     for (int64_t kk = l.channels; !whole;) {
       const Blocks kb = balance(l.channels, kk);
       const int64_t acc = kb.count > 1 ? 4 : 1;  // int32 partial sums while K is sliced
-      const int64_t weight = mul(nb.tile, add(mul(window, kb.tile), extra_per_channel));
+      const int64_t weight =
+          tile_mul(nb.tile, tile_add(tile_mul(window, kb.tile), extra_per_channel));
       for (int64_t cols = o.ofmap_w; !whole;) {
         const Blocks cb = balance(o.ofmap_w, cols);
         const int64_t r_max = max_rows(b, rows, columns, cb.tile, kb.tile, nb.tile, acc, weight);
@@ -255,8 +257,8 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
           c.col_blocks = cb.count;
           c.k_tile = kb.tile;
           c.k_blocks = kb.count;
-          const int64_t spatial = mul(rb.count, cb.count);
-          c.tiles = mul(mul(nb.count, spatial), kb.count);
+          const int64_t spatial = tile_mul(rb.count, cb.count);
+          c.tiles = tile_mul(tile_mul(nb.count, spatial), kb.count);
           if (c.tiles == 1) {  // the whole layer fits: one tile, SCALE-Sim's cycles
             best = c;
             found = whole = true;
@@ -272,25 +274,25 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
                 for (const auto& [f, fn] : kinds(o.n, nb)) {
                   for (const auto& [k, kn] : kinds(l.channels, kb)) {
                     const int64_t count = rn * wn * fn * kn;
-                    if (count > 0) sum = add(sum, mul(lines(r, w, f, k), count));
+                    if (count > 0) sum = tile_add(sum, tile_mul(lines(r, w, f, k), count));
                   }
                 }
               }
             }
-            return mul(sum, groups);
+            return tile_mul(sum, groups);
           };
           // Input bytes of one pass over the spatial blocks, halos included.
-          const int64_t pass_in =
-              mul(mul(rows.read(rb.tile, rb.count), columns.read(cb.tile, cb.count)), l.channels);
+          const int64_t pass_in = tile_mul(
+              tile_mul(rows.read(rb.tile, rb.count), columns.read(cb.tile, cb.count)), l.channels);
           for (const bool channels_outer : {true, false}) {
             if (kb.count > 1 && !channels_outer) break;  // nothing resident: the orders tie
             Candidate d = c;
             d.channels_outer = channels_outer;
             const bool reload_in = kb.count > 1 || (channels_outer && spatial > 1);
             const bool reload_w = kb.count > 1 || (!channels_outer && nb.count > 1);
-            const int64_t in = reload_in ? mul(pass_in, nb.count) : pass_in;
-            const int64_t w = reload_w ? mul(weights, spatial) : weights;
-            d.bytes = mul(add(add(in, w), outputs), groups);
+            const int64_t in = reload_in ? tile_mul(pass_in, nb.count) : pass_in;
+            const int64_t w = reload_w ? tile_mul(weights, spatial) : weights;
+            d.bytes = tile_mul(tile_add(tile_add(in, w), outputs), groups);
             if (found && d.bytes > best.bytes) continue;
             if (compute < 0) compute = lines_sum();
             d.compute = compute;
@@ -316,12 +318,12 @@ ConvTiling tile_conv(const ConvLayer& layer, int64_t groups, int64_t extra_per_c
     const int64_t acc = l.channels > 1 ? 4 : 1;
     throw std::invalid_argument(
         "failed to tile op: one output pixel of one channel over one input channel needs " +
-        str(window) + " input bytes (a " + str(l.filter_h) + "x" + str(l.filter_w) + " window), " +
-        str(add(window, extra_per_channel)) + " weight bytes and " + str(acc) +
-        " output bytes, more than one buffer set holds (" +
-        (b.unified ? str(b.total) + " bytes, half the unified SRAM"
-                   : str(b.input) + " input, " + str(b.weight) + " weight, " + str(b.output) +
-                         " output bytes, half of each SRAM") +
+        tile_str(window) + " input bytes (a " + tile_str(l.filter_h) + "x" + tile_str(l.filter_w) +
+        " window), " + tile_str(tile_add(window, extra_per_channel)) + " weight bytes and " +
+        tile_str(acc) + " output bytes, more than one buffer set holds (" +
+        (b.unified ? tile_str(b.total) + " bytes, half the unified SRAM"
+                   : tile_str(b.input) + " input, " + tile_str(b.weight) + " weight, " +
+                         tile_str(b.output) + " output bytes, half of each SRAM") +
         ")");
   }
   t.n_tile = best.n_tile;
@@ -347,10 +349,11 @@ VectorTiling tile_vector(int64_t elements, int64_t input_per_element, int64_t ou
                          int64_t table_bytes, int64_t lanes, const SramSpec& sram) {
   if (elements < 1 || input_per_element < 0 || output_per_element < 0 || table_bytes < 0 ||
       lanes < 1) {
-    throw std::invalid_argument("failed to tile vector op with " + str(elements) + " elements, " +
-                                str(input_per_element) + "/" + str(output_per_element) +
-                                " bytes in/out per element, " + str(table_bytes) +
-                                " table bytes on " + str(lanes) + " lanes: sizes must be positive");
+    throw std::invalid_argument("failed to tile vector op with " + tile_str(elements) +
+                                " elements, " + tile_str(input_per_element) + "/" +
+                                tile_str(output_per_element) + " bytes in/out per element, " +
+                                tile_str(table_bytes) + " table bytes on " + tile_str(lanes) +
+                                " lanes: sizes must be positive");
   }
   VectorTiling v;
   v.elements = elements;
@@ -363,7 +366,7 @@ VectorTiling tile_vector(int64_t elements, int64_t input_per_element, int64_t ou
   bool table_fits = true;
   if (b.unified) {
     table_fits = table_bytes < b.total;
-    const int64_t per = add(input_per_element, output_per_element);
+    const int64_t per = tile_add(input_per_element, output_per_element);
     if (per > 0) fit = (b.total - table_bytes) / per;
   } else {
     table_fits = table_bytes <= b.weight;
@@ -371,10 +374,10 @@ VectorTiling tile_vector(int64_t elements, int64_t input_per_element, int64_t ou
     if (output_per_element > 0) fit = std::min(fit, b.output / output_per_element);
   }
   if (!table_fits || fit < 1) {
-    throw std::invalid_argument("failed to tile vector op: one element needs " +
-                                str(input_per_element) + " input and " + str(output_per_element) +
-                                " output bytes beside a " + str(table_bytes) +
-                                "-byte table, more than one buffer set holds");
+    throw std::invalid_argument(
+        "failed to tile vector op: one element needs " + tile_str(input_per_element) +
+        " input and " + tile_str(output_per_element) + " output bytes beside a " +
+        tile_str(table_bytes) + "-byte table, more than one buffer set holds");
   }
   if (fit >= elements) {
     v.tile_elements = elements;

@@ -27,10 +27,15 @@
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
 // GCC 12's intrinsics seed their pass-through operand with `__Y = __Y`,
 // which -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593).
+// clang has neither the bug nor the warning.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 namespace eulernpu::kernels::detail {
 

@@ -19,10 +19,6 @@
 namespace eulernpu::kit {
 namespace {
 
-// Data movement is cheap per element: threads pay off only on larger
-// tensors than for arithmetic.
-constexpr int64_t kParallelGrain = int64_t{1} << 16;
-
 // Where this file's corrupt-artifact errors are located.
 constexpr std::string_view kScope = "cpu_ref";
 
