@@ -47,7 +47,9 @@ class Reader {
                  std::initializer_list<const char*> allowed) const {
     if (!map.IsMap()) invalid(source_, path, "must be a mapping");
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      // A sequence or a mapping used as a key (`? [a, b]: 1`) has no name.
+      if (!kv.first.IsScalar()) invalid(source_, path, "has a key that is not a plain name");
+      const std::string key = kv.first.Scalar();
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
         std::string list;
         for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);

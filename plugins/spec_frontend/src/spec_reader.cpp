@@ -39,7 +39,7 @@ class Reader {
                  const std::string& what) const {
     if (!map.IsMap()) fail(map, what + " must be a mapping");
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_name(kv.first, what);
       bool ok = false;
       for (const char* a : allowed) ok |= key == a;
       if (!ok) {
@@ -48,6 +48,12 @@ class Reader {
         fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + list + ")");
       }
     }
+  }
+  // A mapping's key as text: a sequence or a mapping used as a key (YAML
+  // allows `? [a, b]: 1`, and `{&a: 1}` parses as one) is refused.
+  std::string key_name(const YAML::Node& key, const std::string& what) const {
+    if (!key.IsScalar()) fail(key, what + " has a key that is not a plain name");
+    return key.Scalar();
   }
   YAML::Node need(const YAML::Node& map, const char* key, const std::string& what) const {
     YAML::Node n = map[key];
@@ -193,7 +199,8 @@ class Reader {
     if (n["attributes"]) {
       if (!n["attributes"].IsMap()) fail(n["attributes"], what + " attributes must be a mapping");
       for (const auto& kv : n["attributes"]) {
-        o.attributes.push_back(attribute(kv.first.as<std::string>(), kv.second, what));
+        o.attributes.push_back(
+            attribute(key_name(kv.first, what + " attributes"), kv.second, what));
       }
     }
     return o;
