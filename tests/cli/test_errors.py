@@ -324,6 +324,9 @@ class NpzErrorTest(CliTestCase):
             next(b for b in plan["buffers"] if b["tensor"] == "h")["offset"] = 0
         def float_offset(plan):
             plan["buffers"][1]["offset"] = 64.5
+        def misaligned(plan):
+            # Found by fuzzing: kernels loaded misaligned floats from it.
+            next(b for b in plan["buffers"] if b["offset"] > 0)["offset"] -= 4
         def graph_edit(graph):
             graph["nodes"][0]["name"] = 5
         edits = [("plan.json", plan_edit, "the schedule has 0 steps for 5 nodes"),
@@ -331,6 +334,7 @@ class NpzErrorTest(CliTestCase):
                  ("plan.json", out_of_order, "reads 'h' before any step produces it"),
                  ("plan.json", overlap, "overlap while both are live"),
                  ("plan.json", float_offset, "'offset' is not an integer"),
+                 ("plan.json", misaligned, "is not aligned to 64 bytes"),
                  ("graph.json", graph_edit, "'name' is not a string")]
         out = self.path("r.npz")
         for file, edit, where in edits:

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 
+#include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/arity.hpp"
 #include "eulernpu/kit/errors.hpp"
 
@@ -126,6 +127,12 @@ Plan read_plan(const json& plan, const LoweredGraph& g) {
     if (it == g.tensors.end() || buffer.offset < 0 || buffer.bytes != it->second.bytes ||
         buffer.offset > p.arena_bytes - it->second.bytes) {
       corrupt("buffer for '" + buffer.tensor + "' does not fit its tensor or the arena");
+    }
+    // The planner aligns every buffer; kernels load whole elements (and
+    // vectors) from them, so an unaligned offset is not a plan it wrote.
+    if (buffer.offset % kArenaAlignment != 0) {
+      corrupt("buffer for '" + buffer.tensor + "' is not aligned to " +
+              std::to_string(kArenaAlignment) + " bytes");
     }
     p.buffers.push_back(std::move(buffer));
   }
