@@ -202,5 +202,106 @@ class HelpAndVersionTest(CliTestCase):
         self.assertNotIn("[debug]", r.stdout)
 
 
+class PluginFaultsTest(CliTestCase):
+    """A backend that misbehaves on purpose (tests/fixtures/faulty_backend.cpp,
+    one way per EULERNPU_FAULT): every fault is reported under the plugin's
+    name, and nothing is left at the output path."""
+
+    FAULTY = os.path.join(FIXTURE_DIR, "faulty")
+
+    def faulty(self, fault, *args, **kw):
+        return ("--plugin-dir", self.FAULTY, *args), {"env": {"EULERNPU_FAULT": fault}, **kw}
+
+    def compiled(self):
+        artifact = self.path("a")
+        self.ok("--plugin-dir", self.FAULTY, "compile", "--spec",
+                os.path.join(TINY_MLP, "spec.yaml"), "--weights",
+                os.path.join(TINY_MLP, "weights.npz"), "--backend", "faulty", "--out", artifact)
+        return artifact
+
+    def run_args(self, artifact, out):
+        return ("run", "--artifact", artifact, "--input", os.path.join(TINY_MLP, "input.npz"),
+                "--out", out)
+
+    def test_a_well_behaved_run_succeeds(self):
+        # The fixture itself works when told no fault: the errors below are
+        # the faults, not a broken fixture.
+        out = self.path("r.npz")
+        args, kw = self.faulty("", *self.run_args(self.compiled(), out))
+        self.ok(*args, **kw)
+        self.assertTrue(os.path.exists(out))
+
+    def test_a_crash_in_run_names_the_plugin_and_its_function(self):
+        artifact = self.compiled()
+        out = self.path("r.npz")
+        for fault, signal in (("crash_in_run", "SIGSEGV"), ("abort_in_run", "SIGABRT")):
+            with self.subTest(fault=fault):
+                args, kw = self.faulty(fault, *self.run_args(artifact, out))
+                r, _ = self.error(*args, **kw, title="plugin crashed",
+                                  where=f"plugin 'faulty' received {signal}")
+                self.assertIn("in its run", r.stderr)
+                self.assertEqual(r.returncode, 70)
+                self.assert_absent(out)
+
+    def test_an_exception_through_the_abi_is_an_error_naming_the_plugin(self):
+        artifact = self.compiled()
+        out = self.path("r.npz")
+        for fault, what in (("throw_in_run", "an exception ('the faulty backend threw')"),
+                            ("throw_int_in_run", "an exception that is not a std::exception")):
+            with self.subTest(fault=fault):
+                args, kw = self.faulty(fault, *self.run_args(artifact, out))
+                r, _ = self.error(*args, **kw, title="plugin failed",
+                                  where=f"plugin 'faulty' let {what} escape its run")
+                self.assertEqual(r.returncode, 1)
+                self.assert_absent(out)
+
+    def test_outputs_of_the_wrong_shape_or_dtype_are_refused(self):
+        artifact = self.compiled()
+        out = self.path("r.npz")
+        for fault, where in (("wrong_shape", "'probs' of shape (1, 5), declared (1, 4)"),
+                             ("wrong_dtype", "'probs' as int8, declared float32")):
+            with self.subTest(fault=fault):
+                args, kw = self.faulty(fault, *self.run_args(artifact, out))
+                self.error(*args, **kw, title="plugin returned invalid data",
+                           where="backend 'faulty' returned output " + where)
+                self.assert_absent(out)
+
+    def test_malformed_device_descriptions_are_errors_naming_the_plugin(self):
+        for fault, where in (("null_device", "a null device description"),
+                             ("small_device_info", "a device description of 8 bytes")):
+            with self.subTest(fault=fault):
+                args, kw = self.faulty(fault, "capabilities", "--backend", "faulty")
+                self.error(*args, **kw, title="plugin returned invalid data",
+                           where="plugin 'faulty': " + where)
+
+    def test_faults_while_loading_reject_the_library_and_the_host_goes_on(self):
+        # Discovery loads each library in a child first: one that crashes
+        # there is rejected with the reason; cpu_ref still works.
+        for fault, reason in (
+                ("crash_in_entry", "while loading"),
+                ("crash_in_initialize", "while loading"),
+                ("throw_in_entry", "let an exception ('the faulty backend threw while loading') "
+                                   "escape its enp_plugin_entry"),
+                ("small_backend_table", "its backend table is smaller than ABI 1.0's"),
+                ("null_run", "its function table is incomplete")):
+            with self.subTest(fault=fault):
+                args, kw = self.faulty(fault, "plugins")
+                r = self.ok(*args, **kw)
+                rejected = r.stdout[r.stdout.index("Rejected libraries (1):"):]
+                self.assertIn("libeulernpu_faulty.so", rejected)
+                self.assertIn(reason, rejected)
+                args, kw = self.faulty(fault, "compile", "--spec",
+                                       os.path.join(TINY_MLP, "spec.yaml"), "--weights",
+                                       os.path.join(TINY_MLP, "weights.npz"), "--backend",
+                                       "faulty", "--out", self.path("a"))
+                self.error(*args, **kw, title="backend not found")
+                self.assert_absent(self.path("a"))
+                args, kw = self.faulty(fault, "compile", "--spec",
+                                       os.path.join(TINY_MLP, "spec.yaml"), "--weights",
+                                       os.path.join(TINY_MLP, "weights.npz"), "--out",
+                                       self.path("b"))
+                self.ok(*args, **kw)
+
+
 if __name__ == "__main__":
     unittest.main()

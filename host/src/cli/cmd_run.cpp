@@ -185,19 +185,9 @@ int cmd_run(Context& ctx, int argc, char** argv) {
     return 0;
   }
 
-  // Outputs in the model's order, each exactly once.
-  std::vector<Tensor> ordered;
-  for (const auto& decl : manifest["outputs"]) {
-    const std::string name = decl.value("name", "");
-    auto it = std::find_if(outputs.begin(), outputs.end(),
-                           [&](const Tensor& t) { return t.name == name; });
-    if (it == outputs.end()) {
-      throw UserError("plugin returned invalid data",
-                      "backend '" + backend.name + "' did not return output '" + name + "'",
-                      "report this to the plugin's author");
-    }
-    ordered.push_back(std::move(*it));
-  }
+  // Outputs in the model's order, each exactly once, as declared.
+  const std::vector<Tensor> ordered =
+      take_declared_outputs(backend, manifest["outputs"], outputs, "");
   write_npz((*args)["out"].as<std::string>(), ordered);
 
   std::string shapes;

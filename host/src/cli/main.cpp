@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "eulernpu/sdk/abi.h"
+#include "plugins/plugin_call.hpp"
 
 namespace fs = std::filesystem;
 using namespace eulernpu::host;
@@ -127,6 +128,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_fault_handler();
   try {
     return run(argc, argv);
   } catch (const UserError& e) {
@@ -149,6 +151,14 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr, "%s\n",
         format_error(UserError("internal error", e.what(), "report this as a bug")).c_str());
+    return 70;
+  } catch (...) {
+    std::fflush(stdout);
+    std::fprintf(
+        stderr, "%s\n",
+        format_error(UserError("internal error", "an exception that is not a std::exception",
+                               "report this as a bug"))
+            .c_str());
     return 70;
   }
 }

@@ -189,17 +189,9 @@ PartitionRun run_partitions(const PluginRegistry& registry, const Artifact& arti
     }
     result.report["partitions"].push_back(entry);
     if (estimate_only) continue;
-    for (const auto& out : p["outputs"]) {
-      const std::string name = out["name"].get<std::string>();
-      const auto it =
-          std::find_if(outs.begin(), outs.end(), [&](const Tensor& t) { return t.name == name; });
-      if (it == outs.end()) {
-        throw UserError("plugin returned invalid data",
-                        "backend '" + backend.name + "' did not return '" + name + "' (partition " +
-                            std::to_string(k) + ")",
-                        "report this to the plugin's author");
-      }
-      values[name] = std::move(*it);
+    for (Tensor& t : take_declared_outputs(backend, p["outputs"], outs,
+                                           " (partition " + std::to_string(k) + ")")) {
+      values[t.name] = std::move(t);
     }
   }
   result.report["summary"] = summary;

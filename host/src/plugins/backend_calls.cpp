@@ -1,11 +1,13 @@
 #include "plugins/backend_calls.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.hpp"
 #include "core/node_summary.hpp"
 #include "eulernpu/sdk/errors.hpp"
 #include "ir/onnx_convert.hpp"
+#include "plugins/plugin_call.hpp"
 
 namespace eulernpu::host {
 namespace {
@@ -21,7 +23,7 @@ struct KvView {
 
 std::vector<DeviceInfo> list_devices(const LoadedPlugin& backend) {
   enp_device_list_t list;
-  throw_if_error(backend.backend().list_devices(&list), backend.name);
+  call_plugin(backend.name, "list_devices", [&] { return backend.backend().list_devices(&list); });
   return list.devices;
 }
 
@@ -32,8 +34,9 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
   KvView kv(options);
   enp_support_report_t report;
   report.nodes.resize(view.graph()->n_nodes);
-  throw_if_error(backend.backend().query(view.graph(), kv.items.data(), kv.items.size(), &report),
-                 backend.name);
+  call_plugin(backend.name, "query", [&] {
+    return backend.backend().query(view.graph(), kv.items.data(), kv.items.size(), &report);
+  });
   std::vector<enp_support_report_t::Entry> out;
   for (auto& e : report.nodes) {
     // A node the backend did not mention is one it does not handle.
@@ -114,8 +117,9 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
   GraphViewStorage view(model);
   KvView kv(options);
   enp_artifact_writer_t writer;
-  throw_if_error(backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer),
-                 backend.name);
+  call_plugin(backend.name, "lower", [&] {
+    return backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer);
+  });
   return std::move(writer.files);
 }
 
@@ -126,11 +130,48 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
   const std::vector<enp_tensor_t> views = tensor_views(inputs);
   enp_artifact_reader_t reader(artifact);
   enp_tensor_list_t outputs;
-  throw_if_error(backend.backend().run(&reader, kv.items.data(), kv.items.size(), views.data(),
-                                       views.size(), &outputs),
-                 backend.name);
+  call_plugin(backend.name, "run", [&] {
+    return backend.backend().run(&reader, kv.items.data(), kv.items.size(), views.data(),
+                                 views.size(), &outputs);
+  });
   if (report) *report = std::move(outputs.report);
   return std::move(outputs.tensors);
+}
+
+std::vector<Tensor> take_declared_outputs(const LoadedPlugin& backend,
+                                          const nlohmann::ordered_json& decls,
+                                          std::vector<Tensor>& outputs,
+                                          const std::string& context) {
+  auto bad = [&](const std::string& what) {
+    return UserError("plugin returned invalid data",
+                     "backend '" + backend.name + "' " + what + context,
+                     "report this to the plugin's author");
+  };
+  std::vector<Tensor> out;
+  for (const auto& decl : decls) {
+    const std::string name = decl.value("name", "");
+    auto it = std::find_if(outputs.begin(), outputs.end(),
+                           [&](const Tensor& t) { return t.name == name; });
+    if (it == outputs.end()) throw bad("did not return output '" + name + "'");
+    const std::string dtype = decl.value("dtype", "");
+    if (dtype != dtype_name(it->dtype)) {
+      throw bad("returned output '" + name + "' as " + dtype_name(it->dtype) + ", declared " +
+                dtype);
+    }
+    if (decl.contains("shape")) {
+      const auto declared = decl["shape"].get<std::vector<int64_t>>();
+      bool fits = declared.size() == it->shape.size();
+      for (size_t i = 0; fits && i < declared.size(); ++i) {
+        fits = declared[i] < 0 || declared[i] == it->shape[i];
+      }
+      if (!fits) {
+        throw bad("returned output '" + name + "' of shape " + shape_string(it->shape) +
+                  ", declared " + shape_string(declared));
+      }
+    }
+    out.push_back(std::move(*it));
+  }
+  return out;
 }
 
 ir::ConstantEvaluator constant_evaluator(const LoadedPlugin& backend, KeyValues options) {

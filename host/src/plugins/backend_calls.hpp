@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "formats/artifact.hpp"
 #include "ir/optimize.hpp"
 #include "onnx/onnx_pb.h"
@@ -40,6 +42,15 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
                                  const KeyValues& options, const std::vector<Tensor>& inputs,
                                  std::string* report = nullptr);
+
+// The outputs `decls` (a manifest's list of {name, dtype, shape}) name,
+// taken from a backend's `outputs` in that order. Each must be there with
+// its declared dtype and shape (a dimension declared -1 may be anything):
+// a backend that returns something else is "plugin returned invalid data"
+// naming it and `context`, never a result file with the wrong contents.
+std::vector<Tensor> take_declared_outputs(const LoadedPlugin& backend,
+                                          const nlohmann::ordered_json& decls,
+                                          std::vector<Tensor>& outputs, const std::string& context);
 
 // Runs constant subgraphs on `backend` (the reference), for the graph
 // rewrites' constant folding (ir/optimize.hpp).

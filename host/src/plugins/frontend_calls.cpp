@@ -4,6 +4,7 @@
 #include "formats/npz.hpp"
 #include "ir/finalize.hpp"
 #include "plugins/host_api.hpp"
+#include "plugins/plugin_call.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,7 +38,8 @@ ImportedModel import_model(const PluginRegistry& registry, const fs::path& path,
                                  kv.data(),
                                  kv.size()};
   enp_graph_builder_t builder;
-  throw_if_error(frontend.frontend().import_model(&request, &builder), frontend.name);
+  call_plugin(frontend.name, "import_model",
+              [&] { return frontend.frontend().import_model(&request, &builder); });
 
   ImportedModel out;
   out.model = std::move(builder.model);

@@ -47,17 +47,40 @@ void log(enp_log_level_t level, const char* plugin, const char* message) {
 
 std::string str(const char* s) { return s ? s : ""; }
 
+// A plugin that passes a null handle or struct gets an error, not a crash
+// in the host.
+void need(const void* p, const char* what) {
+  if (!p) {
+    throw UserError("plugin returned invalid data", std::string("a null ") + what,
+                    "report this to the plugin's author");
+  }
+}
+
 enp_status_t* graph_set_name(enp_graph_builder_t* b, const char* name) {
-  return sink([&] { b->model.mutable_graph()->set_name(str(name)); });
+  return sink([&] {
+    need(b, "graph builder");
+    b->model.mutable_graph()->set_name(str(name));
+  });
 }
 enp_status_t* graph_add_input(enp_graph_builder_t* b, const enp_tensor_t* v) {
-  return sink([&] { *b->model.mutable_graph()->add_input() = to_value_info(*v); });
+  return sink([&] {
+    need(b, "graph builder");
+    need(v, "value");
+    *b->model.mutable_graph()->add_input() = to_value_info(*v);
+  });
 }
 enp_status_t* graph_add_output(enp_graph_builder_t* b, const enp_tensor_t* v) {
-  return sink([&] { *b->model.mutable_graph()->add_output() = to_value_info(*v); });
+  return sink([&] {
+    need(b, "graph builder");
+    need(v, "value");
+    *b->model.mutable_graph()->add_output() = to_value_info(*v);
+  });
 }
 enp_status_t* graph_add_initializer(enp_graph_builder_t* b, const enp_tensor_t* t) {
   return sink([&] {
+    need(b, "graph builder");
+    need(t, "tensor");
+
     uint64_t count = 1;
     for (uint32_t i = 0; i < t->rank && t->dims; ++i) count *= t->dims[i] < 0 ? 1 : t->dims[i];
     if (t->data == nullptr && (count > 0 || t->size_bytes > 0)) {
@@ -71,13 +94,23 @@ enp_status_t* graph_add_initializer(enp_graph_builder_t* b, const enp_tensor_t* 
   });
 }
 enp_status_t* graph_add_value_info(enp_graph_builder_t* b, const enp_tensor_t* v) {
-  return sink([&] { *b->model.mutable_graph()->add_value_info() = to_value_info(*v); });
+  return sink([&] {
+    need(b, "graph builder");
+    need(v, "value");
+    *b->model.mutable_graph()->add_value_info() = to_value_info(*v);
+  });
 }
 enp_status_t* graph_add_node(enp_graph_builder_t* b, const enp_node_t* n) {
-  return sink([&] { *b->model.mutable_graph()->add_node() = to_node_proto(*n); });
+  return sink([&] {
+    need(b, "graph builder");
+    need(n, "node");
+    *b->model.mutable_graph()->add_node() = to_node_proto(*n);
+  });
 }
 enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain, int64_t version) {
   return sink([&] {
+    need(b, "graph builder");
+
     for (auto& o : *b->model.mutable_opset_import()) {
       if (o.domain() == str(domain)) {
         o.set_version(version);
@@ -92,6 +125,8 @@ enp_status_t* graph_set_opset(enp_graph_builder_t* b, const char* domain, int64_
 enp_status_t* graph_set_dim_names(enp_graph_builder_t* b, const char* value,
                                   const char* const* names, uint32_t rank) {
   return sink([&] {
+    need(b, "graph builder");
+
     auto* g = b->model.mutable_graph();
     for (auto* list : {g->mutable_input(), g->mutable_output()}) {
       for (auto& v : *list) {
@@ -119,6 +154,8 @@ enp_status_t* graph_set_dim_names(enp_graph_builder_t* b, const char* value,
 
 enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key, const char* value) {
   return sink([&] {
+    need(b, "graph builder");
+
     for (auto& kv : *b->model.mutable_metadata_props()) {
       if (kv.key() == str(key)) {
         kv.set_value(str(value));
@@ -134,6 +171,9 @@ enp_status_t* graph_set_metadata(enp_graph_builder_t* b, const char* key, const 
 enp_status_t* artifact_write_file(enp_artifact_writer_t* w, const char* path, const void* data,
                                   uint64_t size) {
   return sink([&] {
+    need(w, "artifact writer");
+
+    if (size > 0) need(data, "file data");
     check_relative_path(str(path), "artifact file");
     const auto* p = static_cast<const uint8_t*>(data);
     w->files[str(path)] = std::vector<uint8_t>(p, p + size);
@@ -142,6 +182,9 @@ enp_status_t* artifact_write_file(enp_artifact_writer_t* w, const char* path, co
 enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w, const char* path,
                                      const enp_tensor_t* tensors, uint64_t count) {
   return sink([&] {
+    need(w, "artifact writer");
+
+    if (count > 0) need(tensors, "tensor array");
     check_relative_path(str(path), "artifact file");
     std::vector<Tensor> copies;
     for (uint64_t i = 0; i < count; ++i) {
@@ -154,6 +197,10 @@ enp_status_t* artifact_write_tensors(enp_artifact_writer_t* w, const char* path,
 enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path, const void** data,
                                  uint64_t* size) {
   return sink([&] {
+    need(r, "artifact reader");
+    need(data, "data pointer");
+    need(size, "size pointer");
+
     auto it = r->files.find(str(path));
     if (it == r->files.end()) {
       it = r->files.emplace(str(path), r->artifact.read(str(path))).first;
@@ -165,6 +212,10 @@ enp_status_t* artifact_read_file(enp_artifact_reader_t* r, const char* path, con
 enp_status_t* artifact_read_tensors(enp_artifact_reader_t* r, const char* path,
                                     const enp_tensor_t** tensors, uint64_t* count) {
   return sink([&] {
+    need(r, "artifact reader");
+    need(tensors, "tensor list pointer");
+    need(count, "count pointer");
+
     auto it = r->tensor_lists.find(str(path));
     if (it == r->tensor_lists.end()) {
       const std::vector<uint8_t> bytes = r->artifact.read(str(path));
@@ -180,6 +231,9 @@ enp_status_t* artifact_read_tensors(enp_artifact_reader_t* r, const char* path,
 
 enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
   return sink([&] {
+    need(l, "output list");
+    need(t, "output tensor");
+
     Tensor copy = copy_tensor(*t, "output tensor");
     for (const Tensor& existing : l->tensors) {
       if (existing.name == copy.name) {
@@ -195,6 +249,8 @@ enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
 enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index, int32_t supported,
                                   const char* reason) {
   return sink([&] {
+    need(r, "capability report");
+
     if (index >= r->nodes.size()) {
       throw UserError("plugin returned invalid data",
                       "capability report for node " + std::to_string(index) + " of a graph with " +
@@ -207,6 +263,16 @@ enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index, int32
 
 enp_status_t* device_list_add(enp_device_list_t* l, const enp_device_info_t* d) {
   return sink([&] {
+    need(l, "device list");
+    need(d, "device description");
+
+    if (d->struct_size < sizeof(enp_device_info_t)) {
+      throw UserError("plugin returned invalid data",
+                      "a device description of " + std::to_string(d->struct_size) +
+                          " bytes, smaller than ABI 1.0's",
+                      "report this to the plugin's author");
+    }
+    if (d->n_core_modes > 0 && !d->core_modes) need(nullptr, "core mode list");
     DeviceInfo info;
     info.name = str(d->name);
     info.description = str(d->description);
@@ -276,7 +342,11 @@ void throw_if_error(enp_status_t* status, const std::string& plugin) {
   if (!status) return;
   std::unique_ptr<enp_status_t> s(status);
   std::string where = s->where;
-  if (s->code == ENP_INTERNAL) where = "plugin '" + plugin + "': " + where;
+  // The host's own complaints about what a plugin handed it come back
+  // through the plugin's status: they name it too.
+  if (s->code == ENP_INTERNAL || s->title == "plugin returned invalid data") {
+    where = "plugin '" + plugin + "': " + where;
+  }
   throw UserError(s->title, where, s->fix, s->see);
 }
 

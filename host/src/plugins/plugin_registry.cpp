@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "plugins/elf_check.hpp"
 #include "plugins/host_api.hpp"
+#include "plugins/load_probe.hpp"
+#include "plugins/plugin_call.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,6 +45,10 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
       if (!p.frontend || !p.frontend->import_model) {
         return "it says it is a frontend but has no import function";
       }
+      if (p.frontend->struct_size < sizeof(enp_frontend_v1_t)) {
+        return "its frontend table is smaller than ABI 1.0's (struct_size " +
+               std::to_string(p.frontend->struct_size) + ")";
+      }
       return std::nullopt;
     case ENP_PLUGIN_QUANTIZER:
       if (!p.quantizer) return "it says it is a quantizer but has no table";
@@ -51,6 +57,10 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
       if (!p.backend || !p.backend->query || !p.backend->lower || !p.backend->run ||
           !p.backend->list_devices || (p.backend->n_ops > 0 && !p.backend->ops)) {
         return "it says it is a backend but its function table is incomplete";
+      }
+      if (p.backend->struct_size < sizeof(enp_backend_v1_t)) {
+        return "its backend table is smaller than ABI 1.0's (struct_size " +
+               std::to_string(p.backend->struct_size) + ")";
       }
       return std::nullopt;
     default:
@@ -143,6 +153,7 @@ void PluginRegistry::scan(const SearchDir& dir, bool allow_insecure) {
   }
   // Directory order is arbitrary; sorting makes discovery reproducible.
   std::sort(libraries.begin(), libraries.end());
+  std::vector<fs::path> candidates;
   for (const fs::path& lib : libraries) {
     if (!allow_insecure) {
       if (auto why = insecure(dir.path, lib)) {
@@ -150,6 +161,23 @@ void PluginRegistry::scan(const SearchDir& dir, bool allow_insecure) {
         rejected_.push_back({lib, *why});
         continue;
       }
+    }
+    candidates.push_back(lib);
+  }
+  // Each library is loaded once in a child first, through the same code:
+  // one that takes that process down is rejected, not loaded here.
+  const auto crashed = probe_libraries(
+      candidates,
+      [](const fs::path& lib) {
+        PluginRegistry scratch;
+        scratch.load(lib);
+      },
+      kProbeSeconds);
+  for (const fs::path& lib : candidates) {
+    if (const auto it = crashed.find(lib); it != crashed.end()) {
+      spdlog::debug("rejected '{}': {}", lib.string(), it->second);
+      rejected_.push_back({lib, it->second});
+      continue;
     }
     load(lib);
   }
@@ -183,7 +211,15 @@ void PluginRegistry::load(const fs::path& path) {
     return reject("not an eulernpu plugin (no enp_plugin_entry symbol)");
   }
   auto entry = lib.get<const enp_plugin_header_t*()>(ENP_PLUGIN_ENTRY_SYMBOL);
-  const enp_plugin_header_t* header = entry();
+  const enp_plugin_header_t* header = nullptr;
+  try {
+    call_plugin(path.filename().string(), "enp_plugin_entry", [&]() -> enp_status_t* {
+      header = entry();
+      return nullptr;
+    });
+  } catch (const UserError& e) {
+    return reject(e.where());
+  }
   if (!header) return reject("its enp_plugin_entry returned nothing");
   const std::string label = header->name ? "plugin '" + std::string(header->name) + "'" : "plugin";
   if (header->abi_major != ENP_ABI_MAJOR) {
@@ -204,13 +240,10 @@ void PluginRegistry::load(const fs::path& path) {
     return reject(label + " duplicates the one loaded from " + other->path.string());
   }
   if (desc->initialize) {
-    enp_status_t* status = desc->initialize(host_api());
-    if (status) {
-      try {
-        throw_if_error(status, header->name);
-      } catch (const UserError& e) {
-        return reject(label + " failed to initialize: " + e.title() + ": " + e.where());
-      }
+    try {
+      call_plugin(header->name, "initialize", [&] { return desc->initialize(host_api()); });
+    } catch (const UserError& e) {
+      return reject(label + " failed to initialize: " + e.title() + ": " + e.where());
     }
   }
   keep_loaded(std::move(lib));

@@ -8,6 +8,7 @@
 #include "ir/finalize.hpp"
 #include "ir/onnx_convert.hpp"
 #include "plugins/host_api.hpp"
+#include "plugins/plugin_call.hpp"
 #include "quant/activations.hpp"
 
 namespace eulernpu::host {
@@ -34,9 +35,16 @@ std::vector<CalibInput> calib_inputs(const onnx::ModelProto& model) {
 // Ends a plugin session however the quantization leaves.
 struct SessionGuard {
   const enp_quantizer_v1_t& q;
+  const std::string& plugin;
   enp_quant_session_t* s = nullptr;
   ~SessionGuard() {
-    if (s) q.session_end(s);
+    if (!s) return;
+    const PluginCallMark mark(plugin, "session_end");
+    try {
+      q.session_end(s);
+    } catch (...) {
+      // Already leaving, maybe on another error: the session is gone either way.
+    }
   }
 };
 
@@ -125,10 +133,11 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
   GraphViewStorage view(float_model);
   std::vector<enp_kv_t> kv;
   for (const auto& [k, v] : request.quantizer_options) kv.push_back({k.c_str(), v.c_str()});
-  SessionGuard session{q};
+  SessionGuard session{q, plugin.name};
   uint32_t passes = 0;
-  throw_if_error(q.session_begin(view.graph(), kv.data(), kv.size(), &session.s, &passes),
-                 plugin.name);
+  call_plugin(plugin.name, "session_begin", [&] {
+    return q.session_begin(view.graph(), kv.data(), kv.size(), &session.s, &passes);
+  });
   if (!session.s || passes == 0 || passes > 16) {
     throw UserError("plugin returned invalid data",
                     "quantizer '" + plugin.name + "' asked for " + std::to_string(passes) +
@@ -149,7 +158,8 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
         values = &recorded;
       }
       const std::vector<enp_tensor_t> views = tensor_views(*values);
-      throw_if_error(q.session_observe(session.s, pass, views.data(), views.size()), plugin.name);
+      call_plugin(plugin.name, "session_observe",
+                  [&] { return q.session_observe(session.s, pass, views.data(), views.size()); });
       if (pass == 0 && caching) {
         for (const Tensor& t : recorded) cached_bytes += t.data.size();
         if (cached_bytes <= kValueCacheBytes) {
@@ -163,7 +173,7 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
     }
   }
   enp_graph_builder_t builder;
-  throw_if_error(q.session_finish(session.s, &builder), plugin.name);
+  call_plugin(plugin.name, "session_finish", [&] { return q.session_finish(session.s, &builder); });
   result.model = std::move(builder.model);
   // A graph the quantizer got wrong is its bug, not a property of the
   // user's model: say so under the plugin's name, not as a shape error.
