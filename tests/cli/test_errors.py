@@ -8,7 +8,7 @@ import unittest
 
 import numpy as np
 
-from harness import TINY_MLP, CliTestCase, compile_tiny_mlp, rehash_manifest
+from harness import SANITIZED, TINY_MLP, CliTestCase, compile_tiny_mlp, rehash_manifest
 
 SPEC = os.path.join(TINY_MLP, "spec.yaml")
 WEIGHTS = os.path.join(TINY_MLP, "weights.npz")
@@ -232,6 +232,29 @@ class NpzErrorTest(CliTestCase):
                           listing, "--out", self.path("q"), title="calibration data not found")
         self.assertIn("sam\\x00ple.npz", m["where"])
         self.assert_absent(self.path("q"))
+
+    def test_a_member_larger_than_its_header_says_is_refused_before_it_is_inflated(self):
+        # A zip bomb behind a small array's header: 700 MB of zeros after a
+        # header for 8 floats. The header is read from the first chunk, so
+        # the size mismatch is found under a 600 MB address space instead of
+        # running out of memory.
+        import zipfile
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": "<f4", "fortran_order": False, "shape": (8,)})
+        bomb = self.path("bomb.npz")
+        with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+            with z.open("x.npy", "w", force_zip64=True) as f:
+                f.write(header.getvalue())
+                zeros = bytes(1 << 24)
+                for _ in range(700 // 16):
+                    f.write(zeros)
+        kw = {} if SANITIZED else {"memory_limit": 600 * 1024 * 1024}
+        out = self.path("q")
+        self.error("compile", "--spec", SPEC, "--weights", bomb, "--out", out,
+                   title="npy array is malformed", where="data is 721420288 bytes, but shape (8,) of float32 needs 32",
+                   **kw)
+        self.assert_absent(out)
 
     def test_running_out_of_memory_is_a_three_line_error(self):
         # 600 KB of npz that inflates to 600 MB, read as weights under a

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "eulernpu/sdk/json_value.hpp"
 #include "formats/sha256.hpp"
 #include "ir/onnx_convert.hpp"
 
@@ -103,7 +104,8 @@ nlohmann::json read_manifest(const Artifact& artifact) {
                      artifact.describe("manifest.json") + ": " + why, "recompile the artifact");
   };
   if (j.is_discarded() || !j.is_object()) throw corrupt("not a JSON object");
-  if (j.value("format", "") != "eulernpu-artifact") throw corrupt("not an eulernpu manifest");
+  if (sdk::value_or(j, "format", std::string()) != "eulernpu-artifact")
+    throw corrupt("not an eulernpu manifest");
   if (!j.contains("format_version") || !j["format_version"].is_number_integer()) {
     throw corrupt("no format_version");
   }

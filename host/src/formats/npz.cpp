@@ -494,9 +494,12 @@ ZipPtr open_archive(SourcePtr src, const std::string& display_name) {
 
 // Reads a member of a size already checked against the limits. The buffer
 // grows as data arrives, so a directory entry that lies about the size
-// costs no more memory than the data that is really there.
+// costs no more memory than the data that is really there. The .npy header
+// is checked as soon as the first chunk is in: a member whose size its
+// shape does not account for (a zip bomb behind a small array's header) is
+// refused before the rest is inflated.
 std::vector<uint8_t> read_member(zip_t* za, zip_uint64_t index, uint64_t size,
-                                 const std::string& where) {
+                                 const std::string& where, const NpzLimits& limits) {
   FilePtr file(zip_fopen_index(za, index, 0));
   if (!file) {
     fail(kCorrupt, where + ": cannot open the member" + libzip_says(zip_strerror(za)),
@@ -521,7 +524,15 @@ std::vector<uint8_t> read_member(zip_t* za, zip_uint64_t index, uint64_t size,
                std::to_string(size) + " bytes",
            kRecreateFix);
     }
+    const bool first_chunk = got < kFirstChunk;
     got += static_cast<uint64_t>(n);
+    if (first_chunk && got >= kFirstChunk && got < size) {
+      // The header must lie within what has arrived; it is then read
+      // against the member's whole size. (A smaller member is read whole
+      // and its CRC checked first, the truer diagnosis for a flipped byte.)
+      parse_npy_prefix(bytes.data(), got, where);
+      parse_npy_header(bytes.data(), size, where, limits);
+    }
   }
   // libzip verifies the CRC only once it reaches the end of the data.
   uint8_t extra = 0;
@@ -558,7 +569,7 @@ Tensor read_entry(zip_t* za, zip_uint64_t index, const std::string& display_name
     fail(kCorrupt, where + ": key appears twice", kDuplicateFix);
   }
   check_member_size(st.size, where, limits);
-  Tensor t = tensor_from_npy(read_member(za, index, st.size, where), where, limits);
+  Tensor t = tensor_from_npy(read_member(za, index, st.size, where, limits), where, limits);
   t.name = std::move(key);
   return t;
 }

@@ -90,10 +90,17 @@ void check_partitions(const Artifact& artifact, const nlohmann::json& manifest) 
   if (!parts.is_array() || parts.empty() || parts.size() > kMaxPartitions) {
     throw corrupt("not a list of 1 to " + std::to_string(kMaxPartitions) + " entries");
   }
+  // Boundary values as partition.cpp writes them: a name, a dtype and,
+  // if known, a shape of integers.
   auto names = [](const nlohmann::json& list) {
     bool ok = list.is_array();
     for (const auto& v : ok ? list : nlohmann::json::array()) {
-      ok &= v.is_object() && v.contains("name") && v["name"].is_string();
+      ok &= v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("dtype") &&
+            v["dtype"].is_string();
+      if (ok && v.contains("shape")) {
+        ok = v["shape"].is_array();
+        for (const auto& d : ok ? v["shape"] : nlohmann::json::array()) ok &= d.is_number_integer();
+      }
     }
     return ok;
   };
@@ -107,6 +114,11 @@ void check_partitions(const Artifact& artifact, const nlohmann::json& manifest) 
         !p["backend"]["name"].is_string() || !p.contains("inputs") || !names(p["inputs"]) ||
         !p.contains("outputs") || !names(p["outputs"])) {
       throw corrupt(label + " lacks dir, backend, inputs or outputs");
+    }
+    if ((p.contains("offloaded") && !p["offloaded"].is_boolean()) ||
+        (p.contains("nodes") && !p["nodes"].is_number_integer()) ||
+        (p.contains("macs") && !p["macs"].is_number_integer())) {
+      throw corrupt(label + " has an 'offloaded', 'nodes' or 'macs' of the wrong type");
     }
     try {
       check_relative_path(p["dir"].get<std::string>(), "partition directory");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eulernpu/sdk/errors.hpp"
+#include "eulernpu/sdk/json_value.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "eulernpu/sdk/text_table.hpp"
 
@@ -141,12 +142,12 @@ ordered_json make_report(const GraphOps& ops, const GraphPlan& plan, const Devic
 }
 
 ordered_json finish_report(ordered_json r, const std::string& source) {
-  if (!r.is_object() || r.value("format", "") != kReportFormat) {
+  if (!r.is_object() || sdk::value_or(r, "format", std::string()) != kReportFormat) {
     corrupt(source, "not an npu_sim report");
   }
-  if (r.value("version", 0) != kReportVersion) {
-    corrupt(source, "report version " + r["version"].dump() + ", this npu_sim reads " +
-                        std::to_string(kReportVersion));
+  if (sdk::value_or(r, "version", int64_t{-1}) != kReportVersion) {
+    corrupt(source, "report version " + (r.contains("version") ? r["version"].dump() : "none") +
+                        ", this npu_sim reads " + std::to_string(kReportVersion));
   }
   for (const char* k : {"device", "core_mode", "array"}) {
     if (!r.contains(k) || !r[k].is_string()) corrupt(source, std::string("'") + k + "' missing");

@@ -7,6 +7,7 @@
 #include "eulernpu/kernels/conv.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/sdk/errors.hpp"
+#include "eulernpu/sdk/json_value.hpp"
 #include "eulernpu/sdk/qmath.hpp"
 
 namespace eulernpu::npu_sim {
@@ -43,14 +44,14 @@ struct Slice {
 
 std::vector<Slice> core_slices(const json& tiling, int64_t n, int64_t rows,
                                const std::string& node) {
-  const std::string split = tiling.value("split", "");
+  const std::string split = sdk::value_or(tiling, "split", std::string());
   if (split != "channels" && split != "rows") return {{0, n, 0, rows}};
   const int64_t extent = split == "channels" ? n : rows;
   const json& slices = tiling.contains("slices") ? tiling["slices"] : json::array();
   std::vector<Slice> out;
   int64_t next = 0;
   for (const json& s : slices) {
-    const json range = s.is_object() ? s.value("range", json()) : json();
+    const json range = s.is_object() && s.contains("range") ? s["range"] : json();
     if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() ||
         !range[1].is_number_integer() || range[0].get<int64_t>() != next ||
         range[1].get<int64_t>() <= next) {
@@ -278,7 +279,7 @@ kit::NodeRunner tiled_runner(const std::map<std::string, json>& ops) {
     const json& tiling = it->second["tiling"];
     // QConvs planned as their im2col GEMM (dilated, not 2-D) run in the
     // reference kernel.
-    if (tiling.value("kind", "") != "conv") return false;
+    if (sdk::value_or(tiling, "kind", std::string()) != "conv") return false;
     run_conv_tiles(tiling, node.name, ctx);
     return true;
   };
