@@ -143,8 +143,12 @@ class NpuSimBackend : public sdk::Backend {
     return out;
   }
 
-  void query(const sdk::GraphView& graph, const sdk::Options&,
+  void query(const sdk::GraphView& graph, const sdk::Options& options,
              sdk::SupportReport& report) override {
+    // A named target is read and checked even if no node will lower here
+    // (all offloaded to cpu_ref): a broken descriptor is an error, not a
+    // file nobody looked at.
+    if (!options.get("target_device", "").empty()) core_mode(target_device(options), options);
     const std::vector<Unit> units = place_nodes(graph);
     for (size_t i = 0; i < graph.node_count(); ++i) {
       const auto reason = unsupported_reason(graph, i, units);

@@ -78,6 +78,23 @@ class DocumentStarts : public YAML::EventHandler {
 // the one before it did, as a parse error there; otherwise the real load
 // follows. Throws what YAML::LoadAll throws.
 inline std::vector<YAML::Node> load_all(const std::string& text) {
+  // YAML allows no control characters but tab and line breaks; yaml-cpp
+  // takes a NUL into a string, where it would cut every message short.
+  YAML::Mark at;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f) {
+      static const char* const kHex = "0123456789abcdef";
+      throw YAML::ParserException(at, std::string("control character 0x") + kHex[u >> 4] +
+                                          kHex[u & 15] + " is not allowed in YAML");
+    }
+    ++at.pos;
+    ++at.column;
+    if (c == '\n') {
+      ++at.line;
+      at.column = 0;
+    }
+  }
   {
     std::istringstream in(text);
     YAML::Parser parser(in);
