@@ -256,6 +256,26 @@ class NpzErrorTest(CliTestCase):
                    **kw)
         self.assert_absent(out)
 
+    def test_limits_are_set_by_environment_variables(self):
+        # docs/errors.md#limits: a bound can be changed for one command, and
+        # a value that is not a size is an error naming the variable.
+        out = self.path("q")
+        self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", out,
+                   title="npz file exceeds a size limit", where="the limit is 1",
+                   env={"EULERNPU_MAX_NPZ_MEMBERS": "1"})
+        self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", out,
+                   title="npz file exceeds a size limit", where="the limit is 100",
+                   env={"EULERNPU_MAX_NPZ_MEMBER_BYTES": "100"})
+        for bad in ("lots", "0", "12Q", "99999999999999999999", "1T1"):
+            with self.subTest(value=bad):
+                self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", out,
+                           title="invalid limit setting", where=f"EULERNPU_MAX_NPZ_MEMBERS='{bad}'",
+                           env={"EULERNPU_MAX_NPZ_MEMBERS": bad})
+        self.assert_absent(out)
+        self.ok("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", out,
+                env={"EULERNPU_MAX_NPZ_MEMBERS": "4", "EULERNPU_MAX_NPZ_MEMBER_BYTES": "1K",
+                     "EULERNPU_MAX_NPZ_TOTAL_BYTES": "1M"})
+
     def test_running_out_of_memory_is_a_three_line_error(self):
         # 600 KB of npz that inflates to 600 MB, read as weights under a
         # 600 MB address space: an "out of memory" error with exit status 1,

@@ -167,6 +167,13 @@ class HostileInputsTest(CliTestCase):
             t.external_data.add(key="offset", value="4096")
             t.external_data.add(key="length", value="64")
 
+        def external_link(m):
+            # Beside the model, but a link to a file outside its directory.
+            external_past_end(m)
+            t = m.graph.initializer[0]
+            del t.external_data[:]
+            t.external_data.add(key="location", value="link.bin")
+
         def unknown_op(m):
             m.graph.node[0].op_type = "NoSuchOp"
 
@@ -196,6 +203,7 @@ class HostileInputsTest(CliTestCase):
             "huge_initializer": variant(huge_initializer),
             "external_outside": variant(external_outside),
             "external_past_end": variant(external_past_end),
+            "external_link": variant(external_link),
             "unknown_op": variant(unknown_op),
             "cycle": variant(cycle),
             "deep_subgraphs": variant(deep_subgraphs),
@@ -204,6 +212,11 @@ class HostileInputsTest(CliTestCase):
             "nested_bytes": b"\x3a\xff\xff\xff\x0f" * 20000,
         }
         self.write("weights.bin", bytes(100))
+        outside = self.path("outside")
+        os.makedirs(outside)
+        with open(os.path.join(outside, "secret.bin"), "wb") as f:
+            f.write(bytes(4096))
+        os.symlink(os.path.join(outside, "secret.bin"), self.path("link.bin"))
         for name, data in cases.items():
             with self.subTest(case=name):
                 path = self.write(f"{name}.onnx", data)
@@ -234,6 +247,7 @@ class HostileInputsTest(CliTestCase):
             "negative_shape": good.replace("shape: [1, 8]", "shape: [1, -8]", 1),
             "long_list": good.replace("shape: [1, 8]", "shape: [" + "1, " * 200000 + "8]", 1),
             "unknown_op": good.replace("op: Gemm", "op: NoSuchOp", 1),
+            "huge_file": good + ("#" + "x" * 1023 + "\n") * 5000,
         }
         for name, text in cases.items():
             with self.subTest(case=name):

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "formats/packed_artifact.hpp"
 #include "formats/sha256.hpp"
 
@@ -127,11 +128,12 @@ std::vector<uint8_t> Artifact::read(const std::string& name) const {
                     "recompile the artifact; it is incomplete");
   }
   const uint64_t size = fs::file_size(p, ec);
-  if (ec || size > kMaxArtifactFileBytes) {
-    throw UserError(
-        "artifact file too large",
-        "'" + p.string() + "' exceeds " + std::to_string(kMaxArtifactFileBytes) + " bytes",
-        "recompile the artifact");
+  const uint64_t max_bytes = limit(kArtifactFileBytesLimit);
+  if (ec || size > max_bytes) {
+    throw UserError("artifact file too large",
+                    "'" + p.string() + "' exceeds " + std::to_string(max_bytes) + " bytes",
+                    "recompile the artifact, or raise the limit with " +
+                        std::string(kArtifactFileBytesLimit.env) + " if it is trusted");
   }
   const Recorded* recorded = nullptr;
   if (recorded_ && relative != "manifest.json") {

@@ -15,9 +15,6 @@ namespace eulernpu::host {
 // Relative path -> contents. std::map keeps the order deterministic.
 using FileSet = std::map<std::string, std::vector<uint8_t>>;
 
-// Upper bound on one artifact file read into memory.
-constexpr uint64_t kMaxArtifactFileBytes = 4ull << 30;
-
 // Checks an artifact-relative path: '/'-separated, no "..", not absolute,
 // no empty or "." parts. Throws UserError naming `what`.
 void check_relative_path(const std::string& path, const std::string& what);
@@ -38,7 +35,7 @@ class Artifact {
   Artifact within(const std::string& dir) const;
 
   // Contents of a file inside the artifact; throws UserError if missing,
-  // larger than kMaxArtifactFileBytes, or (in a directory) not the file
+  // larger than kArtifactFileBytesLimit (core/limits.hpp), or (in a directory) not the file
   // manifest.json records: "artifact is corrupt" naming it.
   std::vector<uint8_t> read(const std::string& relative) const;
   // "ARTIFACT/relative", for error messages.

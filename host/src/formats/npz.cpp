@@ -52,8 +52,8 @@ constexpr char kDTypeFix[] =
     "uint16, uint32, uint64, bool, little-endian, and bfloat16 bits as "
     "[('bfloat16', '<u2')]";
 constexpr char kLimitFix[] =
-    "split the arrays over smaller files, or raise the limit if the file is "
-    "trusted";
+    "split the arrays over smaller files, or, if the file is trusted, raise the limit "
+    "(EULERNPU_MAX_NPZ_MEMBER_BYTES, _TOTAL_BYTES, _MEMBERS; docs/errors.md#limits)";
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kNpyMagicLen = 6;

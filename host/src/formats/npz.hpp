@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/tensor.hpp"
 
 namespace eulernpu::host {
@@ -15,12 +16,12 @@ namespace eulernpu::host {
 // Input files come from users and may be hostile or broken; these bound what
 // a read may allocate before the data has proven itself.
 struct NpzLimits {
-  uint64_t max_member_bytes = 4ull << 30;  // one uncompressed .npy member
+  uint64_t max_member_bytes = limit(kNpzMemberBytesLimit);  // one uncompressed .npy member
   // All members together, uncompressed, judged by the zip directory before
   // any is inflated: a small file of highly compressed members cannot take
   // the memory first.
-  uint64_t max_total_bytes = 64ull << 30;
-  uint64_t max_members = 100000;
+  uint64_t max_total_bytes = limit(kNpzTotalBytesLimit);
+  uint64_t max_members = limit(kNpzMembersLimit);
   uint64_t max_rank = 32;
 };
 

@@ -38,7 +38,8 @@ constexpr char kMismatch[] = "packed artifact does not match its manifest";
 constexpr char kRepackFix[] = "recompile it with 'eulernpu compile ... --out NAME.mxq'";
 constexpr char kPackedLimitFix[] =
     "recompile it with 'eulernpu compile ... --out NAME.mxq'; a packed artifact "
-    "from elsewhere may be hostile";
+    "from elsewhere may be hostile (a trusted one may raise the limit: "
+    "EULERNPU_MAX_PACKED_MEMBERS, _TOTAL_BYTES, EULERNPU_MAX_ARTIFACT_FILE_BYTES)";
 
 // DOS date of 1980-01-01 (the zip epoch), time 00:00:00, as numpy and our
 // .npz writer use: the bytes then do not depend on when they were made.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "formats/artifact.hpp"
 
 namespace eulernpu::host {
@@ -13,9 +14,9 @@ namespace eulernpu::host {
 // A packed file comes from anywhere; these bound what reading one may
 // allocate before its contents have proven themselves.
 struct PackedLimits {
-  uint64_t max_members = 10000;
-  uint64_t max_member_bytes = kMaxArtifactFileBytes;  // one uncompressed member
-  uint64_t max_total_bytes = 16ull << 30;             // all members, uncompressed
+  uint64_t max_members = limit(kPackedMembersLimit);
+  uint64_t max_member_bytes = limit(kArtifactFileBytesLimit);  // one uncompressed member
+  uint64_t max_total_bytes = limit(kPackedTotalBytesLimit);    // all members, uncompressed
 };
 
 // The file name extension that selects the packed form for `--out`.

@@ -110,7 +110,10 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
   }
   r.search_path_.push_back({installed_dir, "installed"});
   std::string joined;
-  for (const SearchDir& d : r.search_path_) joined += (joined.empty() ? "" : ":") + d.path.string();
+  for (const SearchDir& d : r.search_path_) {
+    if (!joined.empty()) joined += ':';
+    joined += d.path.string();
+  }
   set_plugin_search_path(joined);
   for (const SearchDir& d : r.search_path_) r.scan(d, allow_insecure);
   return r;

@@ -252,7 +252,8 @@ CalibSet load_calibration_data(const fs::path& path, const std::vector<CalibInpu
           throw UserError("calibration data exceeds a size limit",
                           name + ": the samples so far take more than " +
                               std::to_string(options.max_total_bytes >> 20) + " MiB",
-                          "limit the set with --calib-samples N");
+                          "limit the set with --calib-samples N, or raise the limit with "
+                          "EULERNPU_MAX_CALIB_BYTES");
         }
         const auto begin = a.data.begin() + static_cast<std::ptrdiff_t>(bytes * i);
         t.data.assign(begin, begin + static_cast<std::ptrdiff_t>(bytes));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/tensor.hpp"
 #include "formats/npz.hpp"
 
@@ -25,7 +26,7 @@ struct CalibOptions {
   int64_t max_samples = 0;  // 0: every sample found
   NpzLimits limits;
   // Bound on the samples held in memory at once, against a wrong directory.
-  uint64_t max_total_bytes = 8ull << 30;
+  uint64_t max_total_bytes = limit(kCalibBytesLimit);
   // Called after each file: (files done, files in all). May be empty.
   std::function<void(size_t, size_t)> progress;
 };

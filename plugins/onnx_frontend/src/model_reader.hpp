@@ -13,7 +13,8 @@ namespace eulernpu::onnx_frontend {
 inline constexpr int64_t kMinOpset = sdk::onnx_versions::kMinOpset;
 inline constexpr int64_t kMaxOpset = sdk::onnx_versions::kMaxOpset;
 // Largest model file and largest external data file read.
-inline constexpr uint64_t kMaxModelBytes = uint64_t{2} << 30;
+// One byte under 2 GiB: ParseFromArray takes the size as an int.
+inline constexpr uint64_t kMaxModelBytes = (uint64_t{2} << 30) - 1;
 inline constexpr uint64_t kMaxExternalBytes = uint64_t{16} << 30;
 
 // Throws sdk::Error naming the file for anything it cannot read.

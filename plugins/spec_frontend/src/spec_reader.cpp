@@ -211,6 +211,15 @@ class Reader {
     try {
       std::ifstream in(path_, std::ios::binary);
       if (!in) throw YAML::BadFile(path_);
+      // Not read whole if it is far too large (load_all says how large).
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(path_, ec);
+      if (!ec && size > sdk::yaml_checks::kMaxYamlBytes) {
+        throw YAML::ParserException(
+            YAML::Mark(), "the file is " + std::to_string(size) + " bytes, more than the " +
+                              std::to_string(sdk::yaml_checks::kMaxYamlBytes >> 20) +
+                              " MiB a YAML file may hold");
+      }
       std::ostringstream text;
       text << in.rdbuf();
       const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(text.str());

@@ -27,6 +27,11 @@ struct Problem {
 // laughs"), which a walk must not expand without end.
 inline constexpr size_t kMaxVisitedNodes = 2'000'000;
 
+// Bytes of one YAML file at most. yaml-cpp builds the whole tree first, at
+// some 200 bytes a node: a 20 MB list would take gigabytes. Specs, configs
+// and descriptors are kilobytes; weights live in .npz files.
+inline constexpr size_t kMaxYamlBytes = size_t{4} << 20;
+
 namespace detail {
 
 inline std::optional<Problem> duplicate_key(const YAML::Node& node, size_t& visited) {
@@ -78,6 +83,11 @@ class DocumentStarts : public YAML::EventHandler {
 // the one before it did, as a parse error there; otherwise the real load
 // follows. Throws what YAML::LoadAll throws.
 inline std::vector<YAML::Node> load_all(const std::string& text) {
+  if (text.size() > kMaxYamlBytes) {
+    throw YAML::ParserException(
+        YAML::Mark(), "the file is " + std::to_string(text.size()) + " bytes, more than the " +
+                          std::to_string(kMaxYamlBytes >> 20) + " MiB a YAML file may hold");
+  }
   // YAML allows no control characters but tab and line breaks; yaml-cpp
   // takes a NUL into a string, where it would cut every message short.
   YAML::Mark at;
@@ -85,8 +95,9 @@ inline std::vector<YAML::Node> load_all(const std::string& text) {
     const auto u = static_cast<unsigned char>(c);
     if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f) {
       static const char* const kHex = "0123456789abcdef";
-      throw YAML::ParserException(at, std::string("control character 0x") + kHex[u >> 4] +
-                                          kHex[u & 15] + " is not allowed in YAML");
+      const char code[] = {kHex[u >> 4], kHex[u & 15], '\0'};
+      throw YAML::ParserException(
+          at, "control character 0x" + std::string(code) + " is not allowed in YAML");
     }
     ++at.pos;
     ++at.column;

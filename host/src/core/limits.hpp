@@ -1,0 +1,29 @@
+// The bounds loaders check before they allocate, each with its default and
+// the environment variable that changes it (docs/errors.md, "Limits"). The
+// defaults keep a hostile file cheap; a user with a trusted larger one
+// raises the bound for that command.
+#pragma once
+
+#include <cstdint>
+
+namespace eulernpu::host {
+
+struct LimitSpec {
+  const char* env;  // e.g. "EULERNPU_MAX_NPZ_MEMBER_BYTES"
+  uint64_t default_value;
+};
+
+inline constexpr LimitSpec kNpzMemberBytesLimit{"EULERNPU_MAX_NPZ_MEMBER_BYTES", 4ull << 30};
+inline constexpr LimitSpec kNpzTotalBytesLimit{"EULERNPU_MAX_NPZ_TOTAL_BYTES", 64ull << 30};
+inline constexpr LimitSpec kNpzMembersLimit{"EULERNPU_MAX_NPZ_MEMBERS", 100000};
+inline constexpr LimitSpec kCalibBytesLimit{"EULERNPU_MAX_CALIB_BYTES", 8ull << 30};
+inline constexpr LimitSpec kArtifactFileBytesLimit{"EULERNPU_MAX_ARTIFACT_FILE_BYTES", 4ull << 30};
+inline constexpr LimitSpec kPackedMembersLimit{"EULERNPU_MAX_PACKED_MEMBERS", 10000};
+inline constexpr LimitSpec kPackedTotalBytesLimit{"EULERNPU_MAX_PACKED_TOTAL_BYTES", 16ull << 30};
+
+// The limit's value: its environment variable if set (a positive integer,
+// optionally with a K, M, G or T suffix for powers of 1024), else its
+// default. Throws UserError "invalid limit setting" for anything else.
+uint64_t limit(const LimitSpec& spec);
+
+}  // namespace eulernpu::host
