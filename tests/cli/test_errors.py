@@ -150,6 +150,16 @@ class SpecErrorTest(CliTestCase):
                    title="output path is in the way")
         with open(self.path("artifact")) as f:
             self.assertEqual(f.read(), "precious")
+        # A link to an earlier artifact directory is not replaced either
+        # (it used to be swapped for a new directory), nor is what it
+        # points to touched.
+        self.assertEqual(compile_tiny_mlp(self.path("real")).returncode, 0)
+        os.symlink(self.path("real"), self.path("link"))
+        before = sorted(os.listdir(self.path("real")))
+        self.error("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out", self.path("link"),
+                   title="output path is in the way", where="is a symbolic link")
+        self.assertTrue(os.path.islink(self.path("link")))
+        self.assertEqual(sorted(os.listdir(self.path("real"))), before)
 
 
 class NpzErrorTest(CliTestCase):

@@ -169,6 +169,13 @@ std::vector<uint8_t> Artifact::read(const std::string& name) const {
 
 void write_artifact_dir(const fs::path& out, const FileSet& files) {
   std::error_code ec;
+  // A link is never replaced, wherever it points: as with every other
+  // output, only an earlier output of the same kind may go.
+  if (fs::is_symlink(fs::symlink_status(out, ec))) {
+    throw UserError("output path is in the way",
+                    "'" + out.string() + "' is a symbolic link, not an artifact directory",
+                    "choose another --out or remove the link");
+  }
   if (fs::exists(out, ec) &&
       !(fs::is_directory(out, ec) && fs::exists(out / "manifest.json", ec))) {
     throw UserError("output path is in the way",
