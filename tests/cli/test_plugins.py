@@ -196,6 +196,12 @@ class HelpAndVersionTest(CliTestCase):
         self.error("compile", "--frob", title="invalid command line")
         self.error("--log-level", "loud", "plugins", title="invalid command line")
 
+    def test_the_installed_directory_named_again_is_scanned_once(self):
+        # Its plugins used to be rejected as duplicates of themselves.
+        r = self.ok("--plugin-dir", PLUGIN_DIR, "plugins")
+        self.assertIn("Rejected libraries (0):", r.stdout)
+        self.assertEqual(r.stdout.count("libeulernpu_cpu_ref.so"), 1)
+
     def test_log_level_debug_goes_to_stderr(self):
         r = self.ok("--log-level", "debug", "--plugin-dir", "/nonexistent", "plugins")
         self.assertIn("does not exist", r.stderr)

@@ -121,13 +121,17 @@ int cmd_run(Context& ctx, int argc, char** argv) {
     NpzLimits limits;
     uint64_t budget = 1 << 20;
     bool known = true;
+    // Saturating: a hand-edited manifest's huge shape must not wrap the
+    // budget around to a small number.
+    constexpr uint64_t kSaturated = uint64_t{1} << 62;
     for (const auto& decl : manifest["inputs"]) {
       uint64_t n = 8;
       for (int64_t d : decl.value("shape", std::vector<int64_t>{})) {
         known = known && d >= 0;
-        n *= static_cast<uint64_t>(std::max<int64_t>(d, 1));
+        const auto dim = static_cast<uint64_t>(std::max<int64_t>(d, 1));
+        n = n > kSaturated / dim ? kSaturated : n * dim;
       }
-      budget += n;
+      budget = std::min(kSaturated, budget + n);
     }
     if (known) limits.max_total_bytes = std::min(limits.max_total_bytes, budget);
     inputs = read_npz(input_path, limits);

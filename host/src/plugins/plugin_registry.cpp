@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "core/error.hpp"
@@ -115,7 +116,19 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
     joined += d.path.string();
   }
   set_plugin_search_path(joined);
-  for (const SearchDir& d : r.search_path_) r.scan(d, allow_insecure);
+  // A directory named twice (--plugin-dir of the installed one, say) is
+  // scanned once: its plugins would otherwise be rejected as their own
+  // duplicates.
+  std::set<fs::path> scanned;
+  for (const SearchDir& d : r.search_path_) {
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(d.path, ec);
+    if (!scanned.insert(ec ? d.path : real).second) {
+      spdlog::debug("plugin directory '{}' ({}) was scanned already", d.path.string(), d.origin);
+      continue;
+    }
+    r.scan(d, allow_insecure);
+  }
   return r;
 }
 
