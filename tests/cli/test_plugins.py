@@ -280,6 +280,13 @@ class PluginFaultsTest(CliTestCase):
                 self.error(*args, **kw, title="plugin returned invalid data",
                            where="plugin 'faulty': " + where)
 
+    def test_a_library_that_hangs_while_loading_is_rejected(self):
+        args, kw = self.faulty("hang_in_initialize", "plugins", timeout=60)
+        kw["env"]["EULERNPU_PLUGIN_LOAD_SECONDS"] = "2"
+        r = self.ok(*args, **kw)
+        rejected = r.stdout[r.stdout.index("Rejected libraries (1):"):]
+        self.assertIn("it did not finish loading within 2 s", rejected)
+
     def test_faults_while_loading_reject_the_library_and_the_host_goes_on(self):
         # Discovery loads each library in a child first: one that crashes
         # there is rejected with the reason; cpu_ref still works.

@@ -20,6 +20,8 @@ inline constexpr LimitSpec kCalibBytesLimit{"EULERNPU_MAX_CALIB_BYTES", 8ull << 
 inline constexpr LimitSpec kArtifactFileBytesLimit{"EULERNPU_MAX_ARTIFACT_FILE_BYTES", 4ull << 30};
 inline constexpr LimitSpec kPackedMembersLimit{"EULERNPU_MAX_PACKED_MEMBERS", 10000};
 inline constexpr LimitSpec kPackedTotalBytesLimit{"EULERNPU_MAX_PACKED_TOTAL_BYTES", 16ull << 30};
+// Seconds a plugin library may take to load in the discovery probe.
+inline constexpr LimitSpec kPluginLoadSecondsLimit{"EULERNPU_PLUGIN_LOAD_SECONDS", 30};
 
 // The limit's value: its environment variable if set (a positive integer,
 // optionally with a K, M, G or T suffix for powers of 1024), else its

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -48,6 +49,12 @@ struct Line {
 };
 
 void on_fault(int sig) {
+  // Kernels run on several threads, which often fault together: the first
+  // one reports and exits, the others wait for the exit.
+  static std::atomic<int> reporting{0};
+  if (reporting.exchange(1) != 0) {
+    for (;;) ::pause();
+  }
   Line line;
   if (g_plugin[0]) {
     line.add("error: plugin crashed\n  where: plugin '");
@@ -66,6 +73,15 @@ void on_fault(int sig) {
   }
   // Nothing to do if stderr is gone: the exit status still says it.
   [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, line.text, line.size);
+  if (g_plugin[0]) ::_exit(70);
+  // eulernpu's own bug: die of the signal itself, so that a core dump or a
+  // debugger still sees where.
+  ::signal(sig, SIG_DFL);
+  sigset_t set;
+  ::sigemptyset(&set);
+  ::sigaddset(&set, sig);
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);  // blocked while its handler runs
+  ::raise(sig);
   ::_exit(70);
 }
 
@@ -95,7 +111,8 @@ void plugin_threw(const std::string& plugin, const char* function, const char* w
 }
 
 void install_fault_handler() {
-  // The handler runs on its own stack, so a stack overflow is reported too.
+  // The handler runs on its own stack, so a stack overflow of the main
+  // thread is reported too (worker threads have no such stack).
   static char stack[64 * 1024];
   stack_t ss{};
   ss.ss_sp = stack;
@@ -103,7 +120,7 @@ void install_fault_handler() {
   ::sigaltstack(&ss, nullptr);
   struct sigaction sa {};
   sa.sa_handler = &on_fault;
-  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sa.sa_flags = SA_ONSTACK;
   ::sigemptyset(&sa.sa_mask);
   for (int sig : kFaultSignals) ::sigaction(sig, &sa, nullptr);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "plugins/elf_check.hpp"
 #include "plugins/host_api.hpp"
 #include "plugins/load_probe.hpp"
@@ -43,25 +44,26 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
   }
   switch (p.header.kind) {
     case ENP_PLUGIN_FRONTEND:
-      if (!p.frontend || !p.frontend->import_model) {
-        return "it says it is a frontend but has no import function";
-      }
-      if (p.frontend->struct_size < sizeof(enp_frontend_v1_t)) {
+      // The size first: a shorter table's later members are not there to read.
+      if (p.frontend && p.frontend->struct_size < sizeof(enp_frontend_v1_t)) {
         return "its frontend table is smaller than ABI 1.0's (struct_size " +
                std::to_string(p.frontend->struct_size) + ")";
+      }
+      if (!p.frontend || !p.frontend->import_model) {
+        return "it says it is a frontend but has no import function";
       }
       return std::nullopt;
     case ENP_PLUGIN_QUANTIZER:
       if (!p.quantizer) return "it says it is a quantizer but has no table";
       return std::nullopt;
     case ENP_PLUGIN_BACKEND:
+      if (p.backend && p.backend->struct_size < sizeof(enp_backend_v1_t)) {
+        return "its backend table is smaller than ABI 1.0's (struct_size " +
+               std::to_string(p.backend->struct_size) + ")";
+      }
       if (!p.backend || !p.backend->query || !p.backend->lower || !p.backend->run ||
           !p.backend->list_devices || (p.backend->n_ops > 0 && !p.backend->ops)) {
         return "it says it is a backend but its function table is incomplete";
-      }
-      if (p.backend->struct_size < sizeof(enp_backend_v1_t)) {
-        return "its backend table is smaller than ABI 1.0's (struct_size " +
-               std::to_string(p.backend->struct_size) + ")";
       }
       return std::nullopt;
     default:
@@ -188,7 +190,7 @@ void PluginRegistry::scan(const SearchDir& dir, bool allow_insecure) {
         PluginRegistry scratch;
         scratch.load(lib);
       },
-      kProbeSeconds);
+      static_cast<int>(std::min<uint64_t>(limit(kPluginLoadSecondsLimit), 3600)));
   for (const fs::path& lib : candidates) {
     if (const auto it = crashed.find(lib); it != crashed.end()) {
       spdlog::debug("rejected '{}': {}", lib.string(), it->second);

@@ -61,9 +61,6 @@ class PluginRegistry {
   const LoadedPlugin& frontend_for(const std::filesystem::path& model, std::string_view name) const;
 
  private:
-  // How long a library may take to load in the probe before it counts as hung.
-  static constexpr int kProbeSeconds = 30;
-
   void scan(const SearchDir& dir, bool allow_insecure);
   void load(const std::filesystem::path& path);
 

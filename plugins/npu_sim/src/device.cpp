@@ -191,10 +191,22 @@ void warn(const std::string& message) {
   }
 }
 
-// The name a bad file is listed under: its `name` key when that much parses.
+// At most one byte more than a YAML file may hold (load_all refuses that
+// byte), so a huge file, or /dev/zero, is never read whole.
+std::string read_bounded_text(std::istream& in) {
+  std::string text(sdk::yaml_checks::kMaxYamlBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+// The name a bad file is listed under: its `name` key when that much parses
+// (through the same checks: a bad file may be a hostile one).
 std::string listed_name(const std::filesystem::path& file) {
   try {
-    const YAML::Node root = YAML::LoadFile(file.string());
+    std::ifstream in(file, std::ios::binary);
+    const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(read_bounded_text(in));
+    const YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
     if (root.IsMap() && root["name"] && root["name"].IsScalar()) {
       const std::string name = root["name"].as<std::string>();
       if (valid_name(name)) return name;
@@ -346,9 +358,7 @@ DeviceSpec load_descriptor(const std::filesystem::path& file) {
                      "check the path, or give a device name ('eulernpu capabilities --backend "
                      "npu_sim' lists them)");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_descriptor(text.str(), file.string());
+  return parse_descriptor(read_bounded_text(in), file.string());
 }
 
 nlohmann::ordered_json descriptor_json(const DeviceSpec& d) {

@@ -62,24 +62,24 @@ void load_external(onnx::TensorProto& t, const fs::path& model_dir, const std::s
   }
   const fs::path file = model_dir / rel;
   std::error_code ec;
-  // A symbolic link beside the model may point anywhere: where the file
-  // really is must be inside the model's directory too.
-  std::error_code ec_file, ec_dir;
-  const fs::path real = fs::weakly_canonical(file, ec_file);
-  const fs::path real_dir = fs::weakly_canonical(model_dir.empty() ? "." : model_dir, ec_dir);
-  const auto inside = std::mismatch(real_dir.begin(), real_dir.end(), real.begin(), real.end());
-  if (!ec_file && !ec_dir && inside.first != real_dir.end()) {
-    throw Error(ENP_INVALID_ARGUMENT, "onnx external data is invalid",
-                model + ": tensor '" + t.name() + "' points to '" + location + "', a link to '" +
-                    real.string() + "' outside the model's directory",
-                "keep external data files beside the model, not links to them");
-  }
   const uint64_t size = fs::file_size(file, ec);
   if (ec) {
     throw Error(ENP_NOT_FOUND, "file not found",
                 model + ": external data '" + file.string() + "' of tensor '" + t.name() +
                     "' does not exist",
                 "copy the data file beside the model");
+  }
+  // A symbolic link beside the model may point anywhere: where the file
+  // really is must be inside the model's directory too.
+  std::error_code ec_file, ec_dir;
+  const fs::path real = fs::canonical(file, ec_file);
+  const fs::path real_dir = fs::canonical(model_dir.empty() ? "." : model_dir, ec_dir);
+  const auto inside = std::mismatch(real_dir.begin(), real_dir.end(), real.begin(), real.end());
+  if (ec_file || ec_dir || inside.first != real_dir.end()) {
+    throw Error(ENP_INVALID_ARGUMENT, "onnx external data is invalid",
+                model + ": tensor '" + t.name() + "' points to '" + location + "', a link to '" +
+                    real.string() + "' outside the model's directory",
+                "keep external data files beside the model, not links to them");
   }
   const uint64_t len = length < 0 ? size - std::min(size, offset) : static_cast<uint64_t>(length);
   if (offset > size || len > size - offset || len > kMaxExternalBytes) {
