@@ -194,9 +194,16 @@ void warn(const std::string& message) {
 // At most one byte more than a YAML file may hold (load_all refuses that
 // byte), so a huge file, or /dev/zero, is never read whole.
 std::string read_bounded_text(std::istream& in) {
-  std::string text(sdk::yaml_checks::kMaxYamlBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  // In chunks: descriptors are a few hundred bytes, and zeroing 4 MiB for
+  // each one read would cost more than parsing it.
+  std::string text;
+  char chunk[16384];
+  while (text.size() <= sdk::yaml_checks::kMaxYamlBytes) {
+    in.read(chunk, sizeof chunk);
+    const auto got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    text.append(chunk, got);
+  }
   return text;
 }
 
