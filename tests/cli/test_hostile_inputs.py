@@ -82,6 +82,15 @@ class HostileInputsTest(CliTestCase):
         if out is not None:
             self.assert_absent(out)
 
+    def check_files(self, cases, suffix, command):
+        """Writes each case's contents to NAME+suffix and checks
+        command(path, out) on it, `out` being a fresh output path."""
+        for name, data in cases.items():
+            with self.subTest(case=name):
+                path = self.write(name + suffix, data)
+                out = self.path(name + ".out")
+                self.check(name, *command(path, out), out=out)
+
     def write(self, name, data):
         path = self.path(name)
         with open(path, "w" if isinstance(data, str) else "wb") as f:
@@ -109,7 +118,6 @@ class HostileInputsTest(CliTestCase):
             "fortran": npz({"x.npy": npy(np.asfortranarray(np.zeros((2, 8), np.float32)))}),
             # zipfile cuts a name at a NUL: the byte is patched in after.
             "nul_in_key": npz({"xAy.npy": x}).replace(b"xAy.npy", b"x\0y.npy"),
-            "duplicate_key": good + b"",  # replaced below
             "many_members": npz({f"m{i}.npy": x for i in range(20000)}),
         }
         # Two members with one name, as a hand-made archive can hold.
@@ -117,13 +125,9 @@ class HostileInputsTest(CliTestCase):
         with zipfile.ZipFile(buf, "w") as z:
             z.writestr("x.npy", x)
             z.writestr("x.npy", x)
-        cases["duplicate_key"] = buf.getvalue()
-        for name, data in cases.items():
-            with self.subTest(case=name):
-                path = self.write(f"{name}.npz", data)
-                out = self.path(f"{name}.out.npz")
-                self.check(name, "run", "--artifact", artifact, "--input", path, "--out", out,
-                           out=out)
+        cases["duplicate_key"] = buf.getvalue()  # zipfile warns; the archive is meant so
+        self.check_files(cases, ".npz", lambda path, out: (
+            "run", "--artifact", artifact, "--input", path, "--out", out))
         # Zip bombs: one behind a small array's header, one whose header
         # is honest but whose array exceeds what the model needs.
         path = self.path("bomb_small_header.npz")
@@ -259,12 +263,8 @@ class HostileInputsTest(CliTestCase):
             "unknown_op": good.replace("op: Gemm", "op: NoSuchOp", 1),
             "huge_file": good + ("#" + "x" * 1023 + "\n") * 5000,
         }
-        for name, text in cases.items():
-            with self.subTest(case=name):
-                path = self.write(f"{name}.yaml", text)
-                out = self.path(f"{name}.out")
-                self.check(name, "compile", "--spec", path, "--weights", WEIGHTS, "--out", out,
-                           out=out)
+        self.check_files(cases, ".yaml", lambda path, out: (
+            "compile", "--spec", path, "--weights", WEIGHTS, "--out", out))
 
     def test_calibration_data(self):
         x = npy(np.zeros((1, 8), np.float32))
@@ -304,12 +304,9 @@ class HostileInputsTest(CliTestCase):
             "deep": "a: " + "[" * 50000 + "]" * 50000 + "\n",
             "nul": "preset: fa\0st\n",
         }
-        for name, text in cases.items():
-            with self.subTest(case=name):
-                path = self.write(f"{name}.cfg.yaml", text)
-                out = self.path(f"{name}.q")
-                self.check(name, "compile", "--spec", SPEC, "--weights", WEIGHTS,
-                           "--calib-data-path", calib, "--config", path, "--out", out, out=out)
+        self.check_files(cases, ".cfg.yaml", lambda path, out: (
+            "compile", "--spec", SPEC, "--weights", WEIGHTS, "--calib-data-path", calib,
+            "--config", path, "--out", out))
 
     def test_device_descriptors(self):
         good = read(DEVICE).decode()
@@ -323,12 +320,9 @@ class HostileInputsTest(CliTestCase):
             "unknown_mode": good.replace("default_core_mode: single", "default_core_mode: x"),
             "laughs": good + "x: &a [1, 1, 1, 1, 1, 1, 1, 1]\ny: [*a, *a, *a, *a, *a, *a]\n",
         }
-        for name, text in cases.items():
-            with self.subTest(case=name):
-                path = self.write(f"{name}.npu.yaml", text)
-                out = self.path(f"{name}.a")
-                self.check(name, "compile", "--spec", SPEC, "--weights", WEIGHTS, "--backend",
-                           "npu_sim", "--target-device", path, "--out", out, out=out)
+        self.check_files(cases, ".npu.yaml", lambda path, out: (
+            "compile", "--spec", SPEC, "--weights", WEIGHTS, "--backend", "npu_sim",
+            "--target-device", path, "--out", out))
 
     def test_artifacts(self):
         packed = self.path("good.mxq")
@@ -360,11 +354,8 @@ class HostileInputsTest(CliTestCase):
             "missing_member": repack(drop_plan),
             "manifest_garbage": repack(manifest_garbage),
         }
-        for name, data in cases.items():
-            with self.subTest(case=name):
-                path = self.write(f"{name}.mxq", data)
-                out = self.path(f"{name}.r.npz")
-                self.check(name, "run", "--artifact", path, "--input", INPUT, "--out", out, out=out)
+        self.check_files(cases, ".mxq", lambda path, out: (
+            "run", "--artifact", path, "--input", INPUT, "--out", out))
         # Directory artifacts edited by hand, hashes recomputed: the plan's
         # and graph's own checks must catch them.
         from harness import rehash_manifest
