@@ -35,9 +35,11 @@ def check_sanitizer_report(stderr):
         raise AssertionError("sanitizer report:\n" + stderr[-6000:])
 
 
-def run(*args, env=None, cwd=None, timeout=300, memory_limit=None):
+def run(*args, env=None, cwd=None, timeout=300, memory_limit=None, file_size_limit=None):
     """Runs eulernpu with `args`; returns the CompletedProcess (text mode).
-    `memory_limit` caps its address space in bytes (as ulimit -v does)."""
+    `memory_limit` caps its address space in bytes (as ulimit -v does);
+    `file_size_limit` the size of any file it writes (ulimit -f), with
+    SIGXFSZ ignored so that a write past it fails as on a full disk."""
     if memory_limit is not None and SANITIZED:
         raise unittest.SkipTest("an address-space limit cannot hold a sanitizer's shadow memory")
     full_env = dict(os.environ)
@@ -45,11 +47,16 @@ def run(*args, env=None, cwd=None, timeout=300, memory_limit=None):
     if env:
         full_env.update(env)
     limit = None
-    if memory_limit is not None:
+    if memory_limit is not None or file_size_limit is not None:
         import resource
+        import signal
 
         def limit():
-            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            if memory_limit is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            if file_size_limit is not None:
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # kept across exec
+                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
     r = subprocess.run([EULERNPU, *args], capture_output=True, text=True,
                        env=full_env, cwd=cwd, timeout=timeout, preexec_fn=limit)
     check_sanitizer_report(r.stderr)

@@ -53,6 +53,22 @@ def npy_header(shape, descr="<f4"):
     return buf.getvalue()
 
 
+def varint(n):
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def model_of_empty_nodes(count):
+    """ir_version 8 and a graph of `count` empty nodes: 2 bytes each on
+    disk, a few hundred once parsed."""
+    graph = b"\x0a\x00" * count
+    return b"\x08\x08" + b"\x3a" + varint(len(graph)) + graph
+
+
 def bomb(path, header, size):
     """A deflated member: `header`, then `size` bytes of zeros."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
@@ -61,6 +77,23 @@ def bomb(path, header, size):
             zeros = bytes(1 << 24)
             for left in range(size, 0, -len(zeros)):
                 f.write(zeros[:min(left, len(zeros))])
+
+
+def snapshot(path):
+    """A file's bytes, or a directory's {relative path: bytes}."""
+    if os.path.isfile(path):
+        return read(path)
+    found = {}
+    for parent, _, files in os.walk(path):
+        for f in files:
+            full = os.path.join(parent, f)
+            found[os.path.relpath(full, path)] = read(full)
+    return found
+
+
+def largest_file(path):
+    shot = snapshot(path)
+    return len(shot) if isinstance(shot, bytes) else max(len(b) for b in shot.values())
 
 
 class HostileInputsTest(CliTestCase):
@@ -204,6 +237,9 @@ class HostileInputsTest(CliTestCase):
             d = m.graph.input[0].type.tensor_type.shape.dim
             d[0].dim_value = 1 << 40
 
+        def long_name(m):
+            m.graph.node[0].output[0] = "x" * 70000
+
         cases = {
             "text": b"this is not protobuf",
             "empty": b"",
@@ -220,13 +256,18 @@ class HostileInputsTest(CliTestCase):
             "huge_input_shape": variant(huge_output_shape),
             # Protobuf nesting far past any recursion limit.
             "nested_bytes": b"\x3a\xff\xff\xff\x0f" * 20000,
+            # 16 MB that parsing would turn into gigabytes.
+            "empty_nodes": model_of_empty_nodes(8_000_000),
+            "long_name": variant(long_name),
         }
         # The models live in m/; the link beside them leads out of it.
         os.makedirs(self.path("m"))
         self.write("m/weights.bin", bytes(100))
         self.write("secret.bin", bytes(4096))
         os.symlink(self.path("secret.bin"), self.path("m", "link.bin"))
-        expected = {"external_link": ("onnx external data is invalid", "a link to"),
+        expected = {"empty_nodes": ("onnx model exceeds a size limit", "more than 1000000 nodes"),
+                    "long_name": ("onnx model exceeds a size limit", "a name of 70000 bytes"),
+                    "external_link": ("onnx external data is invalid", "a link to"),
                     "external_outside": ("onnx external data is invalid", "outside the model's"),
                     "external_past_end": ("onnx external data is invalid", "wants bytes [4096")}
         for name, data in cases.items():
@@ -240,6 +281,63 @@ class HostileInputsTest(CliTestCase):
                     continue  # parse keeps a declaration; only compiling it needs the bytes
                 out = self.path(f"{name}.mblt")
                 self.check(name, "parse", "--model", path, "--output", out, out=out)
+
+    def test_ir_files(self):
+        """The IR reader runs the same count checks as the ONNX frontend."""
+        good = self.path("good.mblt")
+        r = run("parse", "--model", ONNX_MLP, "--output", good)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        data = read(good)
+        cases = {
+            "truncated": data[:len(data) // 2],
+            "empty_nodes": model_of_empty_nodes(8_000_000),
+            "not_protobuf": b"IR? no",
+        }
+        self.check_files(cases, ".mblt",
+                         lambda path, out: ("compile", "--mblt", path, "--out", out))
+        self.check("limit", "compile", "--mblt", self.path("empty_nodes.mblt"), "--out",
+                   self.path("x.mxq"), title="onnx model exceeds a size limit",
+                   where="more than 1000000 nodes")
+
+    def test_disk_full_mid_write(self):
+        """Every output a command writes, with the disk filling up half-way
+        through it (RLIMIT_FSIZE at half the output's largest file): the
+        error names the output, the earlier output at the path is still
+        there byte for byte, and no temporary file or directory is left."""
+        calib = self.path("calib")
+        os.makedirs(calib)
+        for i in range(2):
+            shutil.copy(INPUT, os.path.join(calib, f"{i}.npz"))
+        quantize = ("quantize", "--spec", SPEC, "--weights", WEIGHTS, "--calib-data-path", calib,
+                    "--backend", "npu_sim")
+        npu = self.path("npu")
+        self.ok(*quantize, "--out", npu)
+        cases = {
+            "x.mblt": lambda out: ("parse", "--model", ONNX_MLP, "--output", out),
+            "packed.mxq": lambda out: ("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out",
+                                       out),
+            "dir_artifact": lambda out: ("compile", "--spec", SPEC, "--weights", WEIGHTS, "--out",
+                                         out),
+            "int8_artifact": lambda out: (*quantize, "--out", out),
+            "quant.json": lambda out: (*quantize, "--out", self.path("q2"), "--report", out),
+            "r.npz": lambda out: ("run", "--artifact", npu, "--input", INPUT, "--out", out),
+            "run.json": lambda out: ("run", "--artifact", npu, "--input", INPUT, "--out",
+                                   self.path("r2.npz"), "--report", out),
+        }
+        for name, command in cases.items():
+            with self.subTest(output=name):
+                out = self.path(name)
+                self.ok(*command(out))
+                before = snapshot(out)
+                r = run(*command(out), file_size_limit=largest_file(out) // 2, timeout=SECONDS)
+                self.assertTrue(1 <= r.returncode <= 127, r.stderr)
+                m = ERROR_RE.match(_last_error(r.stderr))
+                self.assertIsNotNone(m, r.stderr)
+                self.assertEqual(m["title"], "cannot write output file", r.stderr)
+                self.assertIn(out, m["where"])
+                self.assertEqual(snapshot(out), before, f"{name} changed")
+                leftovers = [f for f in os.listdir(self.tmp) if f.startswith(name + ".")]
+                self.assertEqual(leftovers, [], "temporary files were left behind")
 
     def test_specs(self):
         good = read(SPEC).decode()

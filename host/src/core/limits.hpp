@@ -6,12 +6,11 @@
 
 #include <cstdint>
 
+#include "eulernpu/sdk/limits.hpp"
+
 namespace eulernpu::host {
 
-struct LimitSpec {
-  const char* env;  // e.g. "EULERNPU_MAX_NPZ_MEMBER_BYTES"
-  uint64_t default_value;
-};
+using sdk::LimitSpec;
 
 inline constexpr LimitSpec kNpzMemberBytesLimit{"EULERNPU_MAX_NPZ_MEMBER_BYTES", 4ull << 30};
 inline constexpr LimitSpec kNpzTotalBytesLimit{"EULERNPU_MAX_NPZ_TOTAL_BYTES", 64ull << 30};
@@ -23,9 +22,8 @@ inline constexpr LimitSpec kPackedTotalBytesLimit{"EULERNPU_MAX_PACKED_TOTAL_BYT
 // Seconds a plugin library may take to load in the discovery probe.
 inline constexpr LimitSpec kPluginLoadSecondsLimit{"EULERNPU_PLUGIN_LOAD_SECONDS", 30};
 
-// The limit's value: its environment variable if set (a positive integer,
-// optionally with a K, M, G or T suffix for powers of 1024), else its
-// default. Throws UserError "invalid limit setting" for anything else.
+// The limit's value: its environment variable if set (sdk/limits.hpp),
+// else its default. Throws UserError "invalid limit setting" otherwise.
 uint64_t limit(const LimitSpec& spec);
 
 }  // namespace eulernpu::host

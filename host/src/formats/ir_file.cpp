@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "eulernpu/sdk/onnx_limits.hpp"
 #include "eulernpu/sdk/onnx_versions.hpp"
 #include "formats/npz.hpp"
 #include "formats/output_file.hpp"
@@ -79,6 +80,13 @@ onnx::ModelProto read_ir_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) {
     throw UserError("file not found", "cannot read '" + path.string() + "'", "check permissions");
+  }
+  const auto limits = sdk::onnx_limits::limits_from_env([](const sdk::LimitSettingProblem& p) {
+    throw UserError("invalid limit setting", p.where, p.fix);
+  });
+  if (auto problem = sdk::onnx_limits::check_model_bytes(bytes.data(), bytes.size(), limits)) {
+    throw UserError("onnx model exceeds a size limit", "'" + path.string() + "' " + problem->what,
+                    problem->fix());
   }
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes) || !model.has_graph()) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "eulernpu/sdk/onnx_limits.hpp"
 #include "eulernpu/sdk/status.hpp"
 
 namespace fs = std::filesystem;
@@ -119,6 +120,13 @@ void load_external_all(onnx::GraphProto& g, const fs::path& dir, const std::stri
 
 onnx::ModelProto read_model(const std::string& path) {
   const std::vector<char> bytes = read_bounded(path, kMaxModelBytes, "model");
+  const auto limits = sdk::onnx_limits::limits_from_env([](const sdk::LimitSettingProblem& p) {
+    throw Error(ENP_INVALID_ARGUMENT, "invalid limit setting", p.where, p.fix);
+  });
+  if (auto problem = sdk::onnx_limits::check_model_bytes(bytes.data(), bytes.size(), limits)) {
+    throw Error(ENP_RESOURCE_EXHAUSTED, "onnx model exceeds a size limit",
+                "'" + path + "' " + problem->what, problem->fix());
+  }
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt",
