@@ -74,14 +74,20 @@ int cmd_capabilities(Context& ctx, int argc, char** argv) {
   }
   if (!only_op.empty() && matrix.empty()) matrix[only_op];
 
+  // Devices first: a backend whose device list fails then fails the
+  // command before anything is printed, not after the table.
+  std::vector<std::vector<DeviceInfo>> devices;
+  for (const LoadedPlugin* b : backends) devices.push_back(list_devices(*b));
+
   if (args->count("json")) {
     nlohmann::ordered_json j;
     j["abi"] = std::to_string(ENP_ABI_MAJOR) + "." + std::to_string(ENP_ABI_MINOR);
     j["backends"] = nlohmann::ordered_json::array();
-    for (const LoadedPlugin* b : backends) {
+    for (size_t bi = 0; bi < backends.size(); ++bi) {
+      const LoadedPlugin* b = backends[bi];
       nlohmann::ordered_json jb{{"name", b->name}, {"version", b->version}};
       jb["devices"] = nlohmann::ordered_json::array();
-      for (const DeviceInfo& d : list_devices(*b)) {
+      for (const DeviceInfo& d : devices[bi]) {
         jb["devices"].push_back({{"name", d.name},
                                  {"description", d.description},
                                  {"core_modes", d.core_modes},
@@ -144,15 +150,15 @@ int cmd_capabilities(Context& ctx, int argc, char** argv) {
     std::printf("%s\n", line.c_str());
   }
   std::printf("\nTarget devices (core modes, default first):\n");
-  for (const LoadedPlugin* b : backends) {
-    for (const DeviceInfo& d : list_devices(*b)) {
+  for (size_t i = 0; i < backends.size(); ++i) {
+    for (const DeviceInfo& d : devices[i]) {
       std::string modes = d.default_core_mode;
       for (const std::string& m : d.core_modes) {
         if (m != d.default_core_mode) modes += "," + m;
       }
       // No core modes: the backend could not load it and says why.
       if (d.core_modes.empty()) modes = "unusable: " + d.description;
-      std::printf("  %-14s %-20s %s\n", b->name.c_str(), d.name.c_str(), modes.c_str());
+      std::printf("  %-14s %-20s %s\n", backends[i]->name.c_str(), d.name.c_str(), modes.c_str());
     }
   }
   return 0;
