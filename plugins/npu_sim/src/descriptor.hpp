@@ -10,13 +10,9 @@
 #include <vector>
 
 #include "device.hpp"
-#include "eulernpu/sdk/status.hpp"
+#include "eulernpu/sdk/device_files.hpp"
 
 namespace eulernpu::npu_sim {
-
-// Descriptor files end in one of these; other files in a directory are not
-// descriptors, so a plugin directory can hold anything else.
-inline constexpr const char* kDescriptorSuffixes[] = {".npu.yaml", ".npu.json"};
 
 // Parses a descriptor (YAML; JSON is YAML too). `source` names it in errors
 // (a file path, or "artifact device.json"). Throws sdk::Error "device
@@ -28,19 +24,8 @@ DeviceSpec load_descriptor(const std::filesystem::path& file);
 // artifact's device.json, so `run` needs no descriptor file.
 nlohmann::ordered_json descriptor_json(const DeviceSpec& device);
 
-// A descriptor file that failed to load: listed under `name` (its `name` key
-// if it has one, else the file name without its suffix) so asking for it
-// reports `error` instead of "not found".
-struct BadDescriptor {
-  std::string name;
-  std::filesystem::path file;
-  sdk::Error error;
-};
-
-struct DeviceCatalog {
-  std::vector<DeviceSpec> devices;  // the plugin's own directory first, then search order
-  std::vector<BadDescriptor> bad;
-};
+using BadDescriptor = sdk::device_files::BadFile;
+using DeviceCatalog = sdk::device_files::Catalog<DeviceSpec>;
 
 // Reads every descriptor of the plugin's own directory and of `search_path`
 // (':'-separated). A name defined twice keeps its first definition; the
@@ -51,8 +36,5 @@ DeviceCatalog discover_devices(const std::string& search_path);
 // '/' or ends in .yaml/.yml/.json). Throws "target device not found" or the
 // descriptor's own error.
 DeviceSpec resolve_device(const std::string& name_or_path, const std::string& search_path);
-
-// Whether `target` names a file rather than a device.
-bool is_descriptor_path(const std::string& target);
 
 }  // namespace eulernpu::npu_sim

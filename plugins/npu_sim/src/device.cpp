@@ -1,7 +1,6 @@
 // Device descriptors: strict parsing (every key known, every value in range)
 // so that a typo in a descriptor is an error naming the file and the key, not
 // a device that silently differs from what its author meant.
-#include <dlfcn.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,14 +13,18 @@
 #include <stdexcept>
 
 #include "descriptor.hpp"
-#include "eulernpu/sdk/yaml_checks.hpp"
+#include "eulernpu/sdk/device_files.hpp"
 
 namespace eulernpu::npu_sim {
 namespace {
 
-constexpr const char* kInvalid = "device descriptor is invalid";
-constexpr const char* kFix =
-    "correct the file; docs/backends/npu_sim.md#device-descriptors describes every key";
+const sdk::device_files::Kind& kind() {
+  static const sdk::device_files::Kind k{
+      "npu_sim",
+      {".npu.yaml", ".npu.json"},
+      "correct the file; docs/backends/npu_sim.md#device-descriptors describes every key"};
+  return k;
+}
 
 // Bounds that keep every later product (cores · rows · cols · cycles) far
 // from int64 overflow; no real device comes near them.
@@ -32,88 +35,7 @@ constexpr int64_t kMaxSyncCycles = int64_t{1} << 30;
 
 [[noreturn]] void invalid(const std::string& source, const std::string& key,
                           const std::string& problem) {
-  throw sdk::Error(ENP_INVALID_ARGUMENT, kInvalid,
-                   source + (key.empty() ? "" : ": key '" + key + "'") + ": " + problem, kFix,
-                   "docs/errors.md#device-descriptor-is-invalid");
-}
-
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  // Refuses keys outside `allowed`, so a misspelt optional key is not
-  // silently ignored.
-  void only_keys(const YAML::Node& map, const std::string& path,
-                 std::initializer_list<const char*> allowed) const {
-    if (!map.IsMap()) invalid(source_, path, "must be a mapping");
-    for (const auto& kv : map) {
-      // A sequence or a mapping used as a key (`? [a, b]: 1`) has no name.
-      if (!kv.first.IsScalar()) invalid(source_, path, "has a key that is not a plain name");
-      const std::string key = kv.first.Scalar();
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
-        std::string list;
-        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        invalid(source_, join(path, key), "unknown key (allowed: " + list + ")");
-      }
-    }
-  }
-
-  YAML::Node required(const YAML::Node& map, const std::string& path, const char* key) const {
-    YAML::Node v = map[key];
-    if (!v || v.IsNull()) invalid(source_, join(path, key), "is required");
-    return v;
-  }
-
-  std::string string(const YAML::Node& v, const std::string& key) const {
-    if (!v.IsScalar()) invalid(source_, key, "must be a string");
-    return v.as<std::string>();
-  }
-
-  int64_t integer(const YAML::Node& v, const std::string& key, int64_t lo, int64_t hi) const {
-    int64_t x = 0;
-    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x)) {
-      invalid(source_, key, "must be an integer, got '" + scalar_text(v) + "'");
-    }
-    if (x < lo || x > hi) {
-      invalid(source_, key,
-              "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-                  std::to_string(x));
-    }
-    return x;
-  }
-
-  // `lo_open`: the lower bound is excluded (a rate of 0 is meaningless).
-  double number(const YAML::Node& v, const std::string& key, double lo, bool lo_open,
-                double hi) const {
-    double x = 0;
-    if (!v.IsScalar() || !YAML::convert<double>::decode(v, x) || !std::isfinite(x)) {
-      invalid(source_, key, "must be a number, got '" + scalar_text(v) + "'");
-    }
-    if ((lo_open ? x <= lo : x < lo) || x > hi) {
-      std::ostringstream s;
-      s << "must be " << (lo_open ? "greater than " : "at least ") << lo << " and at most " << hi
-        << ", got " << x;
-      invalid(source_, key, s.str());
-    }
-    return x;
-  }
-
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
- private:
-  static std::string scalar_text(const YAML::Node& v) {
-    return v.IsScalar() ? v.Scalar() : (v.IsSequence() ? "a list" : "a mapping");
-  }
-  std::string source_;
-};
-
-// `name` is typed on command lines and must never be mistaken for a path.
-bool valid_name(const std::string& name) {
-  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
+  sdk::device_files::invalid(kind(), source, key, problem);
 }
 
 // The cores a mode needs: `multi` runs a batch of 4 on one cluster's cores,
@@ -137,123 +59,16 @@ std::optional<std::string> mode_problem(const std::string& mode, const DeviceSpe
   return std::nullopt;
 }
 
-std::string stem_of(const std::filesystem::path& file) {
-  std::string name = file.filename().string();
-  for (const char* suffix : kDescriptorSuffixes) {
-    const std::string s(suffix);
-    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
-      return name.substr(0, name.size() - s.size());
-    }
-  }
-  return file.stem().string();
-}
-
-bool is_descriptor_file(const std::filesystem::path& file) {
-  const std::string name = file.filename().string();
-  return std::any_of(
-      std::begin(kDescriptorSuffixes), std::end(kDescriptorSuffixes), [&](const char* suffix) {
-        const std::string s(suffix);
-        return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-      });
-}
-
-// The directory this library was loaded from: the devices shipped with the
-// plugin live next to it, wherever it is installed.
+// The devices shipped with the plugin live next to it.
 std::filesystem::path plugin_directory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&plugin_directory), &info) == 0 || !info.dli_fname) {
-    return {};
-  }
-  std::error_code ec;
-  const auto file = std::filesystem::weakly_canonical(info.dli_fname, ec);
-  return ec ? std::filesystem::path(info.dli_fname).parent_path() : file.parent_path();
-}
-
-std::vector<std::filesystem::path> search_directories(const std::string& search_path) {
-  std::vector<std::filesystem::path> dirs;
-  std::set<std::string> seen;
-  auto add = [&](const std::filesystem::path& dir) {
-    if (dir.empty()) return;
-    std::error_code ec;
-    const auto canonical = std::filesystem::weakly_canonical(dir, ec);
-    const std::string key = (ec ? dir : canonical).string();
-    if (seen.insert(key).second) dirs.push_back(dir);
-  };
-  add(plugin_directory());
-  std::stringstream ss(search_path);
-  for (std::string dir; std::getline(ss, dir, ':');) add(dir);
-  return dirs;
-}
-
-void warn(const std::string& message) {
-  if (sdk::host_api() && sdk::host_api()->log) {
-    sdk::host_api()->log(ENP_LOG_WARN, "npu_sim", message.c_str());
-  }
-}
-
-// At most one byte more than a YAML file may hold (load_all refuses that
-// byte), so a huge file, or /dev/zero, is never read whole.
-std::string read_bounded_text(std::istream& in) {
-  // In chunks: descriptors are a few hundred bytes, and zeroing 4 MiB for
-  // each one read would cost more than parsing it.
-  std::string text;
-  char chunk[16384];
-  while (text.size() <= sdk::yaml_checks::kMaxYamlBytes) {
-    in.read(chunk, sizeof chunk);
-    const auto got = static_cast<size_t>(in.gcount());
-    if (got == 0) break;
-    text.append(chunk, got);
-  }
-  return text;
-}
-
-// The name a bad file is listed under: its `name` key when that much parses
-// (through the same checks: a bad file may be a hostile one).
-std::string listed_name(const std::filesystem::path& file) {
-  try {
-    std::ifstream in(file, std::ios::binary);
-    const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(read_bounded_text(in));
-    const YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
-    if (root.IsMap() && root["name"] && root["name"].IsScalar()) {
-      const std::string name = root["name"].as<std::string>();
-      if (valid_name(name)) return name;
-    }
-  } catch (const std::exception&) {
-    // Unparseable: the file name is all there is.
-  }
-  return stem_of(file);
+  return sdk::device_files::library_directory(reinterpret_cast<const void*>(&plugin_directory));
 }
 
 }  // namespace
 
-bool is_descriptor_path(const std::string& target) {
-  if (target.find('/') != std::string::npos) return true;
-  for (const char* ext : {".yaml", ".yml", ".json"}) {
-    const std::string e(ext);
-    if (target.size() > e.size() && target.compare(target.size() - e.size(), e.size(), e) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 DeviceSpec parse_descriptor(const std::string& text, const std::string& source) {
-  YAML::Node root;
-  try {
-    const std::vector<YAML::Node> docs = sdk::yaml_checks::load_all(text);
-    if (auto problem = sdk::yaml_checks::document_problem(docs)) {
-      invalid(source, "",
-              (problem->line >= 0 ? "line " + std::to_string(problem->line + 1) + ": " : "") +
-                  problem->what);
-    }
-    if (!docs.empty()) root = docs[0];
-  } catch (const YAML::Exception& e) {
-    invalid(source, "",
-            "not valid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
-  const Reader r(source);
-  if (!root.IsMap()) invalid(source, "", "must be a mapping of keys to values");
+  const YAML::Node root = sdk::device_files::load_root(kind(), text, source);
+  const sdk::device_files::Reader r(kind(), source);
   r.only_keys(root, "",
               {"name", "description", "clock_mhz", "clusters", "cores_per_cluster", "core",
                "dram_bytes_per_cycle", "sync_cycles", "link_bytes_per_cycle", "core_modes",
@@ -262,7 +77,7 @@ DeviceSpec parse_descriptor(const std::string& text, const std::string& source) 
   DeviceSpec d;
   d.source = source;
   d.name = r.string(r.required(root, "", "name"), "name");
-  if (!valid_name(d.name)) {
+  if (!sdk::device_files::valid_name(d.name)) {
     invalid(source, "name", "'" + d.name + "' must be 1-64 of a-z, 0-9, '_' and '-'");
   }
   if (root["description"]) d.description = r.string(root["description"], "description");
@@ -358,14 +173,7 @@ DeviceSpec parse_descriptor(const std::string& text, const std::string& source) 
 }
 
 DeviceSpec load_descriptor(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    throw sdk::Error(ENP_NOT_FOUND, "target device not found",
-                     "cannot read device descriptor '" + file.string() + "'",
-                     "check the path, or give a device name ('eulernpu capabilities --backend "
-                     "npu_sim' lists them)");
-  }
-  return parse_descriptor(read_bounded_text(in), file.string());
+  return parse_descriptor(sdk::device_files::read_file(kind(), file), file.string());
 }
 
 nlohmann::ordered_json descriptor_json(const DeviceSpec& d) {
@@ -397,56 +205,13 @@ nlohmann::ordered_json descriptor_json(const DeviceSpec& d) {
 }
 
 DeviceCatalog discover_devices(const std::string& search_path) {
-  DeviceCatalog catalog;
-  std::map<std::string, std::string> defined;  // name -> file
-  for (const auto& dir : search_directories(search_path)) {
-    std::error_code ec;
-    std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      if (is_descriptor_file(entry.path()) && entry.is_regular_file(ec)) {
-        files.push_back(entry.path());
-      }
-    }
-    // Directory order is the file system's; name order is reproducible.
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-      try {
-        DeviceSpec d = load_descriptor(file);
-        if (auto it = defined.find(d.name); it != defined.end()) {
-          warn("device '" + d.name + "' of " + file.string() + " ignored: " + it->second +
-               " defines it first");
-          continue;
-        }
-        defined[d.name] = file.string();
-        catalog.devices.push_back(std::move(d));
-      } catch (const sdk::Error& e) {
-        const std::string name = listed_name(file);
-        warn("device descriptor " + file.string() + " skipped: " + e.where());
-        if (defined.count(name)) continue;
-        defined[name] = file.string();
-        catalog.bad.push_back({name, file, e});
-      }
-    }
-  }
-  return catalog;
+  return sdk::device_files::discover<DeviceSpec>(kind(), plugin_directory(), search_path,
+                                                 load_descriptor);
 }
 
 DeviceSpec resolve_device(const std::string& target, const std::string& search_path) {
-  if (is_descriptor_path(target)) return load_descriptor(target);
-  DeviceCatalog catalog = discover_devices(search_path);
-  for (DeviceSpec& d : catalog.devices) {
-    if (d.name == target) return std::move(d);
-  }
-  for (const BadDescriptor& b : catalog.bad) {
-    if (b.name == target) throw b.error;
-  }
-  std::string known;
-  for (const DeviceSpec& d : catalog.devices) known += (known.empty() ? "" : ", ") + d.name;
-  throw sdk::Error(
-      ENP_NOT_FOUND, "target device not found",
-      "npu_sim has no device '" + target + "' (it has: " + (known.empty() ? "none" : known) + ")",
-      "pick one with --target-device, or give the path of a descriptor file; "
-      "'eulernpu capabilities --backend npu_sim' lists the devices");
+  return sdk::device_files::resolve<DeviceSpec>(kind(), target, plugin_directory(), search_path,
+                                                load_descriptor);
 }
 
 }  // namespace eulernpu::npu_sim
