@@ -30,18 +30,8 @@ constexpr const char* kDeviceFile = "device.json";
 constexpr const char* kEstimateFile = "estimate.json";
 constexpr const char* kFunctionalPrefix = "functional/";
 
-std::string host_search_path() {
-  const enp_host_api_t* api = sdk::host_api();
-  const bool has_path = api && api->struct_size > offsetof(enp_host_api_t, plugin_search_path) &&
-                        api->plugin_search_path;
-  const char* path = has_path ? api->plugin_search_path() : nullptr;
-  return path ? path : "";
-}
-
-// The option the host passes, else the host's own search path.
-std::string search_path(const sdk::Options& options) {
-  return options.get("plugin_dirs", host_search_path());
-}
+using sdk::device_files::host_search_path;
+using sdk::device_files::search_path;
 
 DeviceSpec target_device(const sdk::Options& options) {
   const std::string target = options.get("target_device", "");

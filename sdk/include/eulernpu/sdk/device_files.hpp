@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "eulernpu/sdk/graph.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "eulernpu/sdk/yaml_checks.hpp"
 
@@ -223,6 +225,21 @@ inline std::filesystem::path library_directory(const void* address) {
   std::error_code ec;
   const auto file = std::filesystem::weakly_canonical(info.dli_fname, ec);
   return ec ? std::filesystem::path(info.dli_fname).parent_path() : file.parent_path();
+}
+
+// The host's plugin search path (ABI 1.2), or "" from an older host.
+inline std::string host_search_path() {
+  const enp_host_api_t* api = host_api();
+  const bool has_path = api && api->struct_size > offsetof(enp_host_api_t, plugin_search_path) &&
+                        api->plugin_search_path;
+  const char* path = has_path ? api->plugin_search_path() : nullptr;
+  return path ? path : "";
+}
+
+// Where a backend looks for descriptors during a call: the directories the
+// host passes, else its own search path.
+inline std::string search_path(const Options& options) {
+  return options.get("plugin_dirs", host_search_path());
 }
 
 // `plugin_dir` first, then each directory of `search_path`, each once.

@@ -1,0 +1,104 @@
+// zynq_ps: lowering for the ARM cores of a Zynq's processing system
+// (Zynq-7000's Cortex-A9, Zynq UltraScale+'s and Kria's Cortex-A53). The
+// artifact is the backend kit's static plan (op schedule, one arena,
+// weights) plus the target device's description; on the host it runs on
+// the kit's portable kernels, so its int8 outputs are cpu_ref's bytes.
+#include <string>
+
+#include "device.hpp"
+#include "eulernpu/kit/executor.hpp"
+#include "eulernpu/kit/lowering.hpp"
+#include "eulernpu/kit/op_table.hpp"
+#include "eulernpu/sdk/backend.hpp"
+#include "eulernpu/sdk/errors.hpp"
+
+namespace eulernpu::zynq_ps {
+namespace {
+
+// Artifact layout (docs/backends/zynq_ps.md, "The artifact").
+constexpr const char* kDeviceFile = "device.json";
+constexpr const char* kWeightsFile = "weights/zynq_ps.npz";
+// One input at a time on the device's cores; how many of them is chosen at
+// run time (--threads), since the bytes are the same for every count.
+constexpr const char* kCoreMode = "single";
+
+Device target_device(const sdk::Options& options) {
+  const std::string path = sdk::device_files::search_path(options);
+  const std::string target = options.get("target_device", "");
+  if (!target.empty()) return resolve_device(target, path);
+  // Without a target the first device is the default, as `compile` picks it.
+  DeviceCatalog catalog = discover_devices(path);
+  if (catalog.devices.empty()) {
+    throw sdk::Error(ENP_NOT_FOUND, "target device not found",
+                     "zynq_ps found no device descriptor (*.zynq.yaml, *.zynq.json) next to the "
+                     "plugin or on the plugin search path",
+                     "reinstall eulernpu, or add a directory holding descriptors with "
+                     "--plugin-dir");
+  }
+  return std::move(catalog.devices.front());
+}
+
+void check_core_mode(const Device& device, const sdk::Options& options) {
+  const std::string mode = options.get("inference_scheme", "");
+  if (!mode.empty() && mode != kCoreMode) {
+    throw sdk::Error(ENP_INVALID_ARGUMENT, "core mode not supported by target device",
+                     "device '" + device.name + "' (" + device.source + ") supports " + kCoreMode +
+                         ", not '" + mode + "'",
+                     "drop --inference-scheme; zynq_ps uses the device's cores through "
+                     "'eulernpu run --threads N'");
+  }
+}
+
+}  // namespace
+
+class ZynqPsBackend : public sdk::Backend {
+ public:
+  static const std::vector<enp_op_support_t>& static_ops() { return kit::op_declarations(); }
+
+  // Good descriptors first (the first is the default device), then the bad
+  // ones without core modes, so `capabilities` shows why each is unusable.
+  std::vector<sdk::DeviceInfo> devices() override {
+    const DeviceCatalog catalog = discover_devices(sdk::device_files::host_search_path());
+    std::vector<sdk::DeviceInfo> out;
+    for (const Device& d : catalog.devices) {
+      out.push_back({d.name, d.description, {kCoreMode}, kCoreMode, d.source});
+    }
+    for (const auto& b : catalog.bad) {
+      out.push_back({b.name, "invalid descriptor: " + b.error.where(), {}, "", b.file.string()});
+    }
+    return out;
+  }
+
+  void query(const sdk::GraphView& graph, const sdk::Options& options,
+             sdk::SupportReport& report) override {
+    // A named target is read and checked even if no node will lower here.
+    if (!options.get("target_device", "").empty()) check_core_mode(target_device(options), options);
+    for (size_t i = 0; i < graph.node_count(); ++i) {
+      const auto reason = kit::unsupported_reason(graph, i);
+      report.node(i, !reason, reason.value_or(""));
+    }
+  }
+
+  void lower(const sdk::GraphView& graph, const sdk::Options& options,
+             sdk::ArtifactWriter& out) override {
+    const Device device = target_device(options);
+    check_core_mode(device, options);
+    kit::lower_graph(graph, out, "", kWeightsFile);
+    out.write_file(kDeviceFile, device_json(device).dump(2) + "\n");
+  }
+
+  void run(sdk::ArtifactReader& artifact, const sdk::Options& options,
+           std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
+    // The device the plan was made for, checked as strictly as a file.
+    const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
+                                       std::string("artifact ") + kDeviceFile);
+    check_core_mode(device, options);
+    kit::run_artifact(artifact, options, inputs, out);
+  }
+};
+
+}  // namespace eulernpu::zynq_ps
+
+ENP_BACKEND_PLUGIN(eulernpu::zynq_ps::ZynqPsBackend, "zynq_ps", "0.1.0",
+                   "Zynq processing system (Cortex-A9, Cortex-A53): a static plan over the "
+                   "portable int8 kernels")

@@ -1,0 +1,204 @@
+"""The zynq_ps backend end to end: its devices are data (the shipped Zynq
+descriptors listed by capabilities, a new file in a plugin directory a new
+device without rebuilding anything, bad files three-line errors naming the
+file and the key); int8 outputs byte-identical to cpu_ref's for every
+quantized test model on every device; float32 models within rtol 1e-4 of
+cpu_ref; the artifact carries its device, checked again at run time.
+"""
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+
+from harness import PLUGIN_DIR, SOURCE_DIR, CliTestCase, rehash_manifest, run
+import int8_identity
+
+ONNX_MLP = os.path.join(SOURCE_DIR, "examples", "onnx_mlp")
+DEVICES = {"pynq-z2": ("cortex-a9", "armv7-a", 2), "zcu104": ("cortex-a53", "aarch64", 4),
+           "kv260": ("cortex-a53", "aarch64", 4)}
+TINY = """name: tiny
+description: a one-core test device
+cpu: cortex-a53
+arch: aarch64
+cores: 1
+clock_mhz: 100
+neon_bits: 128
+l1d_kib: 16
+l1i_kib: 16
+l2_kib: 128
+ddr_gbps: 1.5
+"""
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class ZynqPsTest(CliTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="eulernpu-zynq-")
+        cls.models = int8_identity.quantize_models(run, cls.shared)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, ignore_errors=True)
+
+    def compile_zynq(self, name, out, *extra):
+        return self.ok("compile", "--mblt", self.models[name] + ".mblt", "--backend", "zynq_ps",
+                       "--out", out, *extra)
+
+    def test_shipped_devices_are_listed(self):
+        caps = json.loads(self.ok("capabilities", "--backend", "zynq_ps", "--json").stdout)
+        (backend,) = caps["backends"]
+        listed = {d["name"]: d for d in backend["devices"]}
+        self.assertEqual(set(listed), set(DEVICES))
+        for name, d in listed.items():
+            self.assertEqual(d["core_modes"], ["single"])
+            self.assertTrue(d["source"].endswith(name + ".zynq.yaml"), d["source"])
+        text = self.ok("capabilities", "--backend", "zynq_ps").stdout
+        self.assertRegex(text, r"zynq_ps\s+pynq-z2\s+single")
+
+    def test_int8_outputs_byte_identical_to_cpu_ref(self):
+        checked = int8_identity.check_backend(self, run, "zynq_ps", self.models, self.tmp)
+        self.assertEqual({d for d, _ in checked}, set(DEVICES))
+
+    def test_artifact_carries_its_device(self):
+        for name, (cpu, arch, cores) in DEVICES.items():
+            with self.subTest(device=name):
+                art = self.path(name)
+                self.compile_zynq("cnn", art, "--target-device", name)
+                with open(os.path.join(art, "device.json")) as f:
+                    device = json.load(f)
+                self.assertEqual((device["name"], device["cpu"], device["arch"], device["cores"]),
+                                 (name, cpu, arch, cores))
+                with open(os.path.join(art, "manifest.json")) as f:
+                    manifest = json.load(f)
+                self.assertEqual(manifest["backend"]["name"], "zynq_ps")
+                self.assertEqual(manifest["target_device"], name)
+                self.assertIn("weights/zynq_ps.npz", manifest["files"])
+        # The same model compiled twice gives the same bytes.
+        again = self.path("again")
+        self.compile_zynq("cnn", again, "--target-device", "kv260")
+        for f in ("graph.json", "plan.json", "device.json", "weights/zynq_ps.npz"):
+            self.assertEqual(sha256(os.path.join(again, f)),
+                             sha256(os.path.join(self.path("kv260"), f)), f)
+
+    def test_float32_models_match_cpu_ref(self):
+        for model, inputs in ((os.path.join(ONNX_MLP, "model.onnx"),
+                               os.path.join(ONNX_MLP, "input.npz")),
+                              (os.path.join(int8_identity.DIGITS, "cnn.onnx"),
+                               self.models["cnn"] + ".in.npz")):
+            with self.subTest(model=model):
+                with np.load(inputs) as z:
+                    shapes = [f"{k}=" + ",".join(map(str, z[k].shape)) for k in z.files]
+                outs = {}
+                for backend in ("cpu_ref", "zynq_ps"):
+                    art = self.path(backend + os.path.basename(model))
+                    self.ok("compile", "--model", model, "--backend", backend, "--out", art,
+                            *[a for s in shapes for a in ("--input-shape", s)])
+                    self.ok("run", "--artifact", art, "--input", inputs, "--out", art + ".npz")
+                    with np.load(art + ".npz") as z:
+                        outs[backend] = {k: z[k] for k in z.files}
+                self.assertEqual(outs["cpu_ref"].keys(), outs["zynq_ps"].keys())
+                for k, want in outs["cpu_ref"].items():
+                    np.testing.assert_allclose(outs["zynq_ps"][k], want, rtol=1e-4, atol=1e-5)
+
+    def test_descriptor_in_plugin_dir_is_a_new_device(self):
+        plugin = os.path.join(PLUGIN_DIR, "libeulernpu_zynq_ps.so")
+        before = sha256(plugin)
+        extra = self.path("devices")
+        os.mkdir(extra)
+        with open(os.path.join(extra, "tiny.zynq.yaml"), "w") as f:
+            f.write(TINY)
+        r = self.ok("--plugin-dir", extra, "capabilities", "--backend", "zynq_ps")
+        self.assertRegex(r.stdout, r"zynq_ps\s+tiny\s+single")
+        self.assertRegex(r.stdout, r"zynq_ps\s+zcu104\s+single")
+        art = self.path("tiny")
+        self.ok("--plugin-dir", extra, "compile", "--mblt", self.models["mlp"] + ".mblt",
+                "--backend", "zynq_ps", "--target-device", "tiny", "--out", art)
+        # run needs no descriptor: the artifact carries it.
+        out = self.path("tiny.npz")
+        self.ok("run", "--artifact", art, "--input", self.models["mlp"] + ".in.npz", "--out", out)
+        with open(out, "rb") as got, open(self.models["mlp"] + ".cpu.npz", "rb") as want:
+            self.assertEqual(got.read(), want.read())
+        # The same file by path, without the directory on the search path.
+        by_path = self.path("by_path")
+        self.compile_zynq("mlp", by_path, "--target-device", os.path.join(extra, "tiny.zynq.yaml"))
+        with open(os.path.join(by_path, "device.json")) as f:
+            self.assertEqual(json.load(f)["name"], "tiny")
+        self.assertEqual(sha256(plugin), before)
+
+    def test_bad_descriptors_are_errors_naming_the_file_and_key(self):
+        def variant(name, old, new):
+            return TINY.replace("name: tiny", "name: " + name).replace(old, new)
+
+        bad = {
+            "broken": ("name: broken\ncpu: [unclosed\n", "not valid YAML"),
+            "nocores": (variant("nocores", "cores: 1\n", ""), "key 'cores': is required"),
+            "manycores": (variant("manycores", "cores: 1", "cores: 1000"),
+                          "key 'cores': must be between 1 and 16, got 1000"),
+            "zeroclock": (variant("zeroclock", "clock_mhz: 100", "clock_mhz: 0"),
+                          "key 'clock_mhz': must be greater than 0"),
+            "wrongarch": (variant("wrongarch", "arch: aarch64", "arch: armv7-a"),
+                          "key 'arch': 'armv7-a' is not the architecture of a cortex-a53"),
+            "typo": (variant("typo", "ddr_gbps", "ddr_gbs"), "key 'ddr_gbs': unknown key"),
+            "neon": (variant("neon", "neon_bits: 128", "neon_bits: 96"),
+                     "key 'neon_bits': must be 64 or 128"),
+            "twice": (variant("twice", "", "") + "cores: 2\n", "key 'cores' appears twice"),
+        }
+        extra = self.path("devices")
+        os.mkdir(extra)
+        for name, (text, _) in bad.items():
+            with open(os.path.join(extra, name + ".zynq.yaml"), "w") as f:
+                f.write(text)
+        r = self.ok("--plugin-dir", extra, "capabilities", "--backend", "zynq_ps")
+        self.assertRegex(r.stdout, r"zynq_ps\s+pynq-z2\s+single")
+        for name, (_, where) in bad.items():
+            file = os.path.join(extra, name + ".zynq.yaml")
+            with self.subTest(descriptor=name):
+                self.assertRegex(r.stdout, rf"zynq_ps\s+{name}\s+unusable: invalid descriptor")
+                for target in (name, file):
+                    _, m = self.error("--plugin-dir", extra, "compile", "--mblt",
+                                      self.models["mlp"] + ".mblt", "--backend", "zynq_ps",
+                                      "--target-device", target, "--out", self.path("x"),
+                                      title="device descriptor is invalid")
+                    self.assertIn(file, m["where"])
+                    self.assertIn(where, m["where"])
+        self.assert_absent(self.path("x"))
+
+    def test_unknown_device_and_core_mode(self):
+        self.error("compile", "--mblt", self.models["mlp"] + ".mblt", "--backend", "zynq_ps",
+                   "--target-device", "zcu999", "--out", self.path("x"),
+                   title="target device not found", where="zcu999")
+        self.error("compile", "--mblt", self.models["mlp"] + ".mblt", "--backend", "zynq_ps",
+                   "--target-device", "zcu104", "--inference-scheme", "global4", "--out",
+                   self.path("x"), title="core mode not supported by target device",
+                   where="zcu104")
+        self.assert_absent(self.path("x"))
+
+    def test_edited_device_in_artifact_is_refused_at_run(self):
+        art = self.path("edited")
+        self.compile_zynq("mlp", art, "--target-device", "zcu104")
+        path = os.path.join(art, "device.json")
+        with open(path) as f:
+            device = json.load(f)
+        device["cores"] = 0
+        with open(path, "w") as f:
+            json.dump(device, f)
+        rehash_manifest(art)
+        out = self.path("edited.npz")
+        self.error("run", "--artifact", art, "--input", self.models["mlp"] + ".in.npz", "--out",
+                   out, title="device descriptor is invalid",
+                   where="artifact device.json: key 'cores'")
+        self.assert_absent(out)
+
+
+if __name__ == "__main__":
+    unittest.main()
