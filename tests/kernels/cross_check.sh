@@ -12,7 +12,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # The ISA variants differ between CPUs; the portable one is everywhere.
-portable() { grep -v '^qgemm_int8/' "$1" || true; grep '^qgemm_int8/scalar ' "$1" || true; }
+portable() { grep -v '^qgemm_int8/' "$1" || true; grep '^qgemm_int8/scalar/' "$1" || true; }
 
 "$native" >"$work/native.txt"
 portable "$work/native.txt" >"$work/native.cmp"
@@ -35,6 +35,12 @@ for target in "aarch64-linux-gnu qemu-aarch64 -march=armv8-a" \
     cat "$work/$triple.txt" >&2
     status=1
     continue
+  fi
+  # The NEON variant must have run (and matched the definition: a mismatch
+  # fails the self-test above) on both ARM targets.
+  if ! grep -q '^qgemm_int8/neon/' "$work/$triple.txt"; then
+    echo "cross_check: $triple did not run the NEON int8 GEMM" >&2
+    status=1
   fi
   portable "$work/$triple.txt" >"$work/$triple.cmp"
   if diff -u "$work/native.cmp" "$work/$triple.cmp"; then

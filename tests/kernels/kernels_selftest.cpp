@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -86,26 +87,38 @@ int8_t rq(int64_t acc, qmath::FixedMultiplier m, int32_t zp, int32_t lo = -128, 
   return static_cast<int8_t>(qmath::requantize(static_cast<int32_t>(acc), m, zp, lo, hi));
 }
 
+// Shapes that fill the ISA variants' register blocks (NEON: 4 rows × 8
+// columns; AVX-512: 6 rows × 64 columns) and leave every kind of remainder.
 void gemm_cases() {
-  const k::QGemmShape s{7, 45, 37};
-  const Bytes w = codes(s.rows * s.depth), x = codes(s.depth * s.columns);
-  const auto b = biases(s.rows);
-  const auto m = multipliers(s.rows);
-  const k::QGemmOutput out{-9, 4, -100, 120};
-  Bytes want(static_cast<size_t>(s.rows * s.columns));
-  for (int64_t o = 0; o < s.rows; ++o) {
-    for (int64_t p = 0; p < s.columns; ++p) {
-      int64_t acc = b[o];
-      for (int64_t q = 0; q < s.depth; ++q)
-        acc += int64_t{w[o * s.depth + q]} * (x[q * s.columns + p] - out.x_zero_point);
-      want[o * s.columns + p] = rq(acc, m[o], out.y_zero_point, out.qmin, out.qmax);
+  const k::QGemmShape shapes[] = {{7, 45, 37}, {16, 64, 24}, {5, 3, 9}, {1, 1, 1}, {9, 200, 71}};
+  const k::QGemmOutput outs[] = {{-9, 4, -100, 120},
+                                 {3, -2, -128, 127},
+                                 {0, 0, -128, 127},
+                                 {-128, 5, 5, 127},
+                                 {127, -7, -128, 0}};
+  for (size_t c = 0; c < std::size(shapes); ++c) {
+    const k::QGemmShape s = shapes[c];
+    const k::QGemmOutput out = outs[c];
+    const Bytes w = codes(s.rows * s.depth), x = codes(s.depth * s.columns);
+    const auto b = biases(s.rows);
+    const auto m = multipliers(s.rows);
+    Bytes want(static_cast<size_t>(s.rows * s.columns));
+    for (int64_t o = 0; o < s.rows; ++o) {
+      for (int64_t p = 0; p < s.columns; ++p) {
+        int64_t acc = b[o];
+        for (int64_t q = 0; q < s.depth; ++q)
+          acc += int64_t{w[o * s.depth + q]} * (x[q * s.columns + p] - out.x_zero_point);
+        want[o * s.columns + p] = rq(acc, m[o], out.y_zero_point, out.qmin, out.qmax);
+      }
     }
-  }
-  for (const auto& v : k::int8_gemm_variants()) {
-    if (!v.supported()) continue;
-    Bytes y(want.size());
-    k::qgemm_int8(s, w.data(), x.data(), b.data(), m.data(), out, y.data(), v.isa);
-    report((std::string("qgemm_int8/") + v.name).c_str(), y, y, want);
+    for (const auto& v : k::int8_gemm_variants()) {
+      if (!v.supported()) continue;
+      Bytes y(want.size());
+      k::qgemm_int8(s, w.data(), x.data(), b.data(), m.data(), out, y.data(), v.isa);
+      const std::string name = std::string("qgemm_int8/") + v.name + "/" + std::to_string(s.rows) +
+                               "x" + std::to_string(s.depth) + "x" + std::to_string(s.columns);
+      report(name.c_str(), y, y, want);
+    }
   }
 }
 

@@ -62,6 +62,9 @@ const std::vector<Int8GemmVariant>& int8_gemm_variants() {
   static const std::vector<Int8GemmVariant> list = [] {
     std::vector<Int8GemmVariant> v{
         {Int8GemmIsa::kScalar, "scalar", &always, &detail::qgemm_int8_scalar}};
+#if EULERNPU_KERNELS_HAVE_NEON
+    v.push_back({Int8GemmIsa::kNeon, "neon", &always, &detail::qgemm_int8_neon});
+#endif
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
     v.push_back({Int8GemmIsa::kAvx512Vnni, "avx512_vnni", &detail::cpu_has_avx512_vnni,
                  &detail::qgemm_int8_avx512_vnni});
@@ -96,6 +99,7 @@ const char* int8_gemm_isa_name(Int8GemmIsa isa) {
   if (isa == Int8GemmIsa::kAuto) return "auto";
   const Int8GemmVariant* v = find_variant(isa);
   if (v != nullptr) return v->name;
+  if (isa == Int8GemmIsa::kNeon) return "neon";
   return isa == Int8GemmIsa::kAvx512Vnni ? "avx512_vnni" : "unknown";
 }
 

@@ -10,6 +10,15 @@
 #define EULERNPU_KERNELS_HAVE_AVX512_VNNI 0
 #endif
 
+// NEON is architectural on aarch64; an armv7-a build has it when compiled
+// for it (-mfpu=neon), and then requires it of the CPU, as the
+// Cortex-A9 of every Zynq-7000 has.
+#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+#define EULERNPU_KERNELS_HAVE_NEON 1
+#else
+#define EULERNPU_KERNELS_HAVE_NEON 0
+#endif
+
 namespace eulernpu::kernels::detail {
 
 void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
@@ -21,6 +30,11 @@ void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* 
                             const int32_t* bias, const sdk::qmath::FixedMultiplier* m,
                             const QGemmOutput& out, int8_t* y);
 bool cpu_has_avx512_vnni();
+#endif
+
+#if EULERNPU_KERNELS_HAVE_NEON
+void qgemm_int8_neon(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
+                     const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
 #endif
 
 }  // namespace eulernpu::kernels::detail

@@ -3,7 +3,7 @@
 // arithmetic of docs/quantization.md, through eulernpu/sdk/qmath.hpp).
 //
 // Its implementations are one list, int8_gemm_variants(): the dispatcher,
-// the tests and the benchmarks all read it, so a new ISA (NEON next) is one
+// the tests and the benchmarks all read it, so a new ISA is one
 // entry, tested and measured as soon as it is listed.
 #pragma once
 
@@ -33,6 +33,7 @@ enum class Int8GemmIsa {
   kAuto,        // the fastest this CPU supports, unless EULERNPU_CPU_REF_ISA=scalar
   kScalar,      // portable C++ (auto-vectorized): runs everywhere
   kAvx512Vnni,  // vpdpbusd (AVX-512 VNNI, with AVX-512 F/BW/VL)
+  kNeon,        // widening multiply-accumulates (ARM NEON, armv7-a and aarch64; no SDOT)
 };
 
 using QGemmFn = void (*)(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
@@ -40,7 +41,7 @@ using QGemmFn = void (*)(const QGemmShape& s, const int8_t* w, const int8_t* x, 
 
 struct Int8GemmVariant {
   Int8GemmIsa isa;
-  const char* name;     // "scalar", "avx512_vnni"
+  const char* name;     // "scalar", "avx512_vnni", "neon"
   bool (*supported)();  // whether this CPU runs it
   QGemmFn run;          // call only where supported()
 };
