@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       {32, 144, 16},    // digits conv2
       {64, 576, 196},   // a ResNet 3x3 conv, 64 channels at 14x14
       {256, 1152, 49},  // a ResNet 3x3 conv, 128 → 256 channels at 7x7
-      {10, 1024, 1},    // a classifier's fully connected layer
+      {64, 1024, 8},    // a fully connected layer at batch 8
   };
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> code(-128, 127);

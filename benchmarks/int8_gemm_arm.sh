@@ -15,6 +15,12 @@ trap 'rm -rf "$work"' EXIT
 sources=("$root"/sdk/kernels/src/int8_gemm*.cpp)
 flags=(-std=c++17 -O2 -fno-exceptions -Wall -Wextra -Werror -pthread
        -I"$root/sdk/include" -I"$root/sdk/kernels/src")
+for tool in aarch64-linux-gnu-g++ arm-linux-gnueabihf-g++ qemu-aarch64 qemu-arm; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "int8_gemm_arm: $tool is missing (scripts/setup.sh installs it)" >&2
+    exit 1
+  fi
+done
 for target in "aarch64-linux-gnu qemu-aarch64 -march=armv8-a" \
               "arm-linux-gnueabihf qemu-arm -march=armv7-a -mfpu=neon -mfloat-abi=hard"; do
   read -r triple emulator arch <<<"$target"

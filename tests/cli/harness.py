@@ -95,7 +95,9 @@ class CliTestCase(unittest.TestCase):
         self.assertFalse(os.path.exists(path), f"{path} was left behind")
         parent = os.path.dirname(path) or "."
         base = os.path.basename(path)
-        leftovers = [f for f in os.listdir(parent) if f.startswith(base + ".")]
+        # Directories stage as NAME.staging-*, files as the hidden .NAME.tmp-*.
+        leftovers = [f for f in os.listdir(parent)
+                     if f.startswith(base + ".") or f.startswith("." + base + ".")]
         self.assertEqual(leftovers, [], "temporary files were left behind")
 
 

@@ -142,13 +142,65 @@ TEST(OnnxLimitsTest, ShapeDimensionsAreEntries) {
   EXPECT_FALSE(check(m, limits));
 }
 
-TEST(OnnxLimitsTest, MalformedBytesAreLeftToTheParser) {
+// The walk fails closed: what it cannot walk is reported as malformed,
+// never passed on unchecked.
+TEST(OnnxLimitsTest, MalformedBytesAreReportedNotPassedOn) {
   const std::string bytes = relu_chain(3).SerializeAsString();
-  for (size_t cut = 0; cut < bytes.size(); ++cut) {
-    EXPECT_FALSE(check_model_bytes(bytes.data(), cut, Limits{})) << cut;
+  EXPECT_FALSE(check_model_bytes(bytes.data(), bytes.size(), Limits{}));
+  for (size_t cut = 1; cut < bytes.size(); ++cut) {
+    const auto p = check_model_bytes(bytes.data(), cut, Limits{});
+    if (p) {  // some prefixes are whole messages
+      EXPECT_TRUE(p->malformed) << cut;
+    }
   }
   const std::string junk = "\x3a\xff\xff\xff\xff\x0f";  // a graph of 4 GiB in 6 bytes
-  EXPECT_FALSE(check_model_bytes(junk.data(), junk.size(), Limits{}));
+  const auto p = check_model_bytes(junk.data(), junk.size(), Limits{});
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->malformed);
+  EXPECT_EQ(p->env, nullptr);
+}
+
+// protobuf skips an unknown group where the walk cannot: a group before the
+// graph must not hide the graph's nodes from the counts.
+TEST(OnnxLimitsTest, AGroupIsMalformedThoughTheParserSkipsIt) {
+  const std::string graph = relu_chain(3).SerializeAsString();
+  const std::string bytes = std::string("\x08\x08\xc3\x3e\xc4\x3e", 6) + graph;
+  onnx::ModelProto parsed;
+  ASSERT_TRUE(parsed.ParseFromString(bytes));  // what the count check guards against
+  EXPECT_EQ(parsed.graph().node_size(), 3);
+  const auto p = check_model_bytes(bytes.data(), bytes.size(), Limits{});
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->malformed);
+}
+
+TEST(OnnxLimitsTest, TrainingGraphsAndAnnotationsCount) {
+  onnx::ModelProto m = relu_chain(1);
+  *m.add_training_info()->mutable_algorithm() = relu_chain(3).graph();
+  Limits limits;
+  limits.nodes = 3;
+  EXPECT_TRUE(check(m, limits));
+  limits.nodes = 4;
+  EXPECT_FALSE(check(m, limits));
+  onnx::ModelProto a = relu_chain(1);
+  auto* annotation = a.mutable_graph()->add_quantization_annotation();
+  for (int i = 0; i < 50; ++i) annotation->add_quant_parameter_tensor_names();
+  limits.entries = 50;
+  EXPECT_TRUE(check(a, limits));
+}
+
+TEST(OnnxLimitsTest, NumberFieldsAreEntriesButTensorDataIsNot) {
+  onnx::ModelProto m = relu_chain(1);
+  auto* t = m.mutable_graph()->add_initializer();
+  for (int i = 0; i < 100; ++i) t->add_dims(1);  // unpacked, as protobuf writes proto2
+  Limits limits;
+  limits.entries = 100;
+  EXPECT_TRUE(check(m, limits));
+  onnx::ModelProto d = relu_chain(1);
+  auto* w = d.mutable_graph()->add_initializer();
+  for (int i = 0; i < 1000; ++i) w->add_float_data(0.5f);
+  for (int i = 0; i < 1000; ++i) w->add_int64_data(i);
+  limits.entries = 50;
+  EXPECT_FALSE(check(d, limits));
 }
 
 TEST(OnnxLimitsTest, SettingsParse) {

@@ -4,10 +4,10 @@
 
 namespace eulernpu::host {
 
-uint64_t limit(const LimitSpec& spec) {
-  return sdk::limit_value(spec, [](const sdk::LimitSettingProblem& p) {
-    throw UserError("invalid limit setting", p.where, p.fix);
-  });
+void invalid_limit_setting(const sdk::LimitSettingProblem& problem) {
+  throw UserError("invalid limit setting", problem.where, problem.fix);
 }
+
+uint64_t limit(const LimitSpec& spec) { return sdk::limit_value(spec, invalid_limit_setting); }
 
 }  // namespace eulernpu::host

@@ -26,4 +26,7 @@ inline constexpr LimitSpec kPluginLoadSecondsLimit{"EULERNPU_PLUGIN_LOAD_SECONDS
 // else its default. Throws UserError "invalid limit setting" otherwise.
 uint64_t limit(const LimitSpec& spec);
 
+// Throws that UserError for a setting sdk::limit_value could not parse.
+[[noreturn]] void invalid_limit_setting(const sdk::LimitSettingProblem& problem);
+
 }  // namespace eulernpu::host

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/version.hpp"
 #include "eulernpu/sdk/onnx_limits.hpp"
 #include "eulernpu/sdk/onnx_versions.hpp"
@@ -81,10 +82,13 @@ onnx::ModelProto read_ir_file(const fs::path& path) {
   if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) {
     throw UserError("file not found", "cannot read '" + path.string() + "'", "check permissions");
   }
-  const auto limits = sdk::onnx_limits::limits_from_env([](const sdk::LimitSettingProblem& p) {
-    throw UserError("invalid limit setting", p.where, p.fix);
-  });
+  const auto limits = sdk::onnx_limits::limits_from_env(invalid_limit_setting);
   if (auto problem = sdk::onnx_limits::check_model_bytes(bytes.data(), bytes.size(), limits)) {
+    if (problem->malformed) {
+      throw UserError("onnx model is corrupt",
+                      "'" + path.string() + "' is not a valid ONNX protobuf",
+                      "re-create it with 'eulernpu parse'");
+    }
     throw UserError("onnx model exceeds a size limit", "'" + path.string() + "' " + problem->what,
                     problem->fix());
   }

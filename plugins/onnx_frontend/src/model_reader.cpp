@@ -124,6 +124,11 @@ onnx::ModelProto read_model(const std::string& path) {
     throw Error(ENP_INVALID_ARGUMENT, "invalid limit setting", p.where, p.fix);
   });
   if (auto problem = sdk::onnx_limits::check_model_bytes(bytes.data(), bytes.size(), limits)) {
+    if (problem->malformed) {
+      throw Error(ENP_INVALID_ARGUMENT, "onnx model is corrupt",
+                  "'" + path + "' is not a valid ONNX protobuf",
+                  "re-export the model; check that the file was copied completely");
+    }
     throw Error(ENP_RESOURCE_EXHAUSTED, "onnx model exceeds a size limit",
                 "'" + path + "' " + problem->what, problem->fix());
   }

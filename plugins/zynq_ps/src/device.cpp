@@ -42,7 +42,8 @@ Device parse_device(const std::string& text, const std::string& source) {
     r.invalid("arch", "'" + d.arch + "' is not the architecture of a " + d.cpu +
                           " (cortex-a9: armv7-a, cortex-a53: aarch64)");
   }
-  // Zynq parts have 1 to 4 application cores; more is a typo.
+  // Zynq parts have 1 to 4 application cores; the bound leaves room for
+  // other Cortex-A9/A53 SoCs and refuses what can only be a typo.
   d.cores = r.integer(r.required(root, "", "cores"), "cores", 1, 16);
   d.clock_mhz = r.number(r.required(root, "", "clock_mhz"), "clock_mhz", 0, true, 5000);
   d.neon_bits = r.integer(r.required(root, "", "neon_bits"), "neon_bits", 64, 128);

@@ -12,10 +12,8 @@
 // the caller proved the bound), the zero point goes in through the row sums
 // as there, and every output is requantized by the same qmath call, so the
 // bytes are the scalar variant's. Columns and rows that do not fill a block
-// take the scalar loop.
-#include <cstddef>
-#include <vector>
-
+// take the scalar loop, so a GEMM of fewer than 8 columns (a fully
+// connected layer at batch 1) gains nothing yet.
 #include "int8_gemm_variants.hpp"
 
 #if EULERNPU_KERNELS_HAVE_NEON

@@ -3,7 +3,11 @@
 // parsing allocates: an empty NodeProto is 2 bytes on disk and some 200 in
 // memory, so a 2 GiB file of them would need 200 GiB. This walks the
 // encoding once, without allocating, and stops at the first count over its
-// limit. Malformed encodings are left to the parser, which reports them.
+// limit. It fails closed: an encoding it cannot walk (cut short, a wire type
+// ONNX never uses such as protobuf's groups, nesting past protobuf's depth
+// limit) is reported as malformed, since the parser would accept some of
+// those (unknown groups) and skip the counts. Field numbers follow
+// onnx.proto of ONNX 1.15 (a superset of the 1.12 that Debian's parser has).
 // Header-only; the ONNX frontend and the host's IR reader share it.
 #pragma once
 
@@ -20,10 +24,13 @@ namespace eulernpu::sdk::onnx_limits {
 inline constexpr LimitSpec kNodes{"EULERNPU_MAX_ONNX_NODES", 1'000'000};
 // Initializers (dense and sparse) of all graphs together.
 inline constexpr LimitSpec kInitializers{"EULERNPU_MAX_ONNX_INITIALIZERS", 1'000'000};
-// Elements of one list attribute (ints, floats, strings, tensors, graphs).
+// Elements of one list attribute (ints, floats, strings, tensors, graphs,
+// sparse_tensors, type_protos).
 inline constexpr LimitSpec kAttributeElements{"EULERNPU_MAX_ONNX_ATTRIBUTE_ELEMENTS", 1 << 20};
-// Every message and string in the file (a node's input names, attributes,
-// value_info, shape dimensions, ...); numeric tensor data is not counted.
+// Every field in the file (a node's input names, attributes, value_info,
+// shape dimensions, unknown fields, ...) except numeric tensor data, which
+// costs no more in memory than on disk, and the elements of list
+// attributes, which are counted by kAttributeElements.
 inline constexpr LimitSpec kEntries{"EULERNPU_MAX_ONNX_ENTRIES", 1 << 24};
 // Bytes of one name (a value, node, op type, domain or attribute name).
 // Fixed: names are read into every error message and IR entry that refers
@@ -48,6 +55,9 @@ Limits limits_from_env(Fail&& fail) {
 struct Problem {
   std::string what;  // e.g. "has more than 1000000 nodes"
   const char* env;   // the setting that raises the limit; nullptr if fixed
+  // The encoding could not be walked: the caller reports the file as
+  // corrupt, not as over a limit.
+  bool malformed = false;
 
   // The error's fix line.
   std::string fix() const {
@@ -72,6 +82,8 @@ enum class Kind {
   kTensorType,
   kMapType,
   kShape,
+  kTrainingInfo,
+  kTensorAnnotation,
   kDimension,
   kOpaque
 };
@@ -97,15 +109,20 @@ class Walker {
       const uint32_t field = static_cast<uint32_t>(tag >> 3);
       const uint32_t wire = static_cast<uint32_t>(tag & 7);
       const bool list = kind == Kind::kAttribute && field >= 7 && field <= 11;
-      if (wire == 0) {
-        uint64_t ignored = 0;
-        if (!varint(p, end, ignored)) return false;
-        if (list && !element(elements, 1)) return false;
-      } else if (wire == 1 || wire == 5) {
-        const size_t n = wire == 1 ? 8 : 4;
-        if (static_cast<size_t>(end - p) < n) return false;
-        p += n;
-        if (list && !element(elements, 1)) return false;
+      if (wire == 0 || wire == 1 || wire == 5) {
+        if (wire == 0) {
+          uint64_t ignored = 0;
+          if (!varint(p, end, ignored)) return false;
+        } else {
+          const size_t n = wire == 1 ? 8 : 4;
+          if (static_cast<size_t>(end - p) < n) return false;
+          p += n;
+        }
+        if (list) {
+          if (!element(elements, 1)) return false;
+        } else if (!numeric_data(kind, field) && !entry()) {
+          return false;
+        }
       } else if (wire == 2) {
         uint64_t len = 0;
         if (!varint(p, end, len) || len > static_cast<uint64_t>(end - p)) return false;
@@ -113,7 +130,7 @@ class Walker {
         p += len;
         if (!field_body(kind, field, body, p, elements, depth)) return false;
       } else {
-        return false;  // groups (3, 4) do not occur in ONNX
+        return false;  // groups (3, 4), and 6 and 7, do not occur in ONNX
       }
     }
     return true;
@@ -139,6 +156,18 @@ class Walker {
     return true;
   }
 
+  bool entry() {
+    return !over(++entries_, limits_.entries, "entries (fields and strings)", kEntries.env);
+  }
+
+  // A tensor's float_data, int32_data, int64_data, double_data and
+  // uint64_data: at most 8 bytes in memory for each element, which takes at
+  // least one byte on disk, and bounded again by the model tensor limit.
+  static bool numeric_data(Kind kind, uint32_t field) {
+    return kind == Kind::kTensor &&
+           (field == 4 || field == 5 || field == 7 || field == 10 || field == 11);
+  }
+
   bool element(uint64_t& elements, uint64_t n) {
     elements += n;
     return !over(elements, limits_.attribute_elements, "elements in one list attribute",
@@ -158,15 +187,19 @@ class Walker {
   // entry; names are checked; known messages are walked.
   bool field_body(Kind kind, uint32_t field, const uint8_t* body, const uint8_t* end,
                   uint64_t& elements, int depth) {
-    if (over(++entries_, limits_.entries, "entries (messages and strings)", kEntries.env)) {
-      return false;
-    }
+    if (!entry()) return false;
     Kind child = Kind::kOpaque;
     bool is_name = false;
     switch (kind) {
       case Kind::kModel:
         if (field == 7) child = Kind::kGraph;
+        if (field == 20) child = Kind::kTrainingInfo;
         if (field == 25) child = Kind::kFunction;
+        break;
+      case Kind::kTrainingInfo:  // its initialization and algorithm graphs
+        if (field == 1 || field == 2) child = Kind::kGraph;
+        break;
+      case Kind::kTensorAnnotation:  // its quant_parameter_tensor_names: entries
         break;
       case Kind::kGraph:
         is_name = field == 2;
@@ -181,6 +214,7 @@ class Walker {
           child = field == 5 ? Kind::kTensor : Kind::kSparseTensor;
         }
         if (field == 11 || field == 12 || field == 13) child = Kind::kValueInfo;
+        if (field == 14) child = Kind::kTensorAnnotation;
         break;
       case Kind::kFunction:
         is_name = field == 1 || field == 4 || field == 5 || field == 6 || field == 10;
@@ -207,7 +241,7 @@ class Walker {
           uint64_t n = 0;
           for (const uint8_t* q = body; q < end; ++q) n += !(*q & 0x80);
           if (!element(elements, n)) return false;
-        } else if (field == 9 || field == 10 || field == 11 || field == 23) {
+        } else if (field == 9 || field == 10 || field == 11 || field == 15 || field == 23) {
           if (!element(elements, 1)) return false;
         }
         break;
@@ -215,10 +249,7 @@ class Walker {
         is_name = field == 8;
         if (field == 1) {  // packed dims
           for (const uint8_t* q = body; q < end; ++q) {
-            if (!(*q & 0x80) &&
-                over(++entries_, limits_.entries, "entries (messages and strings)", kEntries.env)) {
-              return false;
-            }
+            if (!(*q & 0x80) && !entry()) return false;
           }
         }
         break;
@@ -258,14 +289,16 @@ class Walker {
 
 }  // namespace detail
 
-// The first count of `bytes` (an encoded ModelProto) over its limit, or
-// nothing. Costs one pass over the bytes; allocates nothing.
+// The first count of `bytes` (an encoded ModelProto) over its limit, a
+// malformed encoding, or nothing. Costs one pass over the bytes; allocates
+// nothing.
 inline std::optional<Problem> check_model_bytes(const void* bytes, size_t size,
                                                 const Limits& limits) {
   detail::Walker walker(limits);
   const auto* p = static_cast<const uint8_t*>(bytes);
-  walker.message(p, p + size, detail::Kind::kModel, 0);
-  return walker.problem;
+  if (walker.message(p, p + size, detail::Kind::kModel, 0)) return std::nullopt;
+  if (walker.problem) return walker.problem;
+  return Problem{"is not a valid ONNX protobuf", nullptr, true};
 }
 
 }  // namespace eulernpu::sdk::onnx_limits
