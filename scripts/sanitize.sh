@@ -3,7 +3,7 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer and the libFuzzer
 # harnesses into build-sanitize/ (or $EULERNPU_SANITIZE_DIR), then runs its
 # suite: the unit tests, the CLI tests and every harness for
-# $EULERNPU_FUZZ_SECONDS seconds (10 by default). The CLI tests labelled
+# $EULERNPU_FUZZ_SECONDS seconds (5 by default). The CLI tests labelled
 # sanitize-slow (numeric suites the release tree runs too) are left out
 # unless EULERNPU_SANITIZE_ALL=1. Extra arguments go to ctest (e.g. -L fuzz).
 # Idempotent; setup.sh installs clang.
@@ -16,7 +16,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_C_FLAGS_RELEASE=-O1 -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
   -DEULERNPU_FUZZ=ON -DEULERNPU_BUILD_BENCHMARKS=OFF -DCMAKE_UNITY_BUILD=ON \
-  -DEULERNPU_FUZZ_SECONDS="${EULERNPU_FUZZ_SECONDS:-10}" >/dev/null
+  -DEULERNPU_FUZZ_SECONDS="${EULERNPU_FUZZ_SECONDS:-5}" >/dev/null
 cmake --build "$build" -j "$jobs"
 cd "$build"
 skip=(-LE sanitize-slow)
