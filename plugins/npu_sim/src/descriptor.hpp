@@ -24,7 +24,6 @@ DeviceSpec load_descriptor(const std::filesystem::path& file);
 // artifact's device.json, so `run` needs no descriptor file.
 nlohmann::ordered_json descriptor_json(const DeviceSpec& device);
 
-using BadDescriptor = sdk::device_files::BadFile;
 using DeviceCatalog = sdk::device_files::Catalog<DeviceSpec>;
 
 // Reads every descriptor of the plugin's own directory and of `search_path`

@@ -118,19 +118,13 @@ class NpuSimBackend : public sdk::Backend {
  public:
   static const std::vector<enp_op_support_t>& static_ops() { return op_declarations(); }
 
-  // Good descriptors first (the first is the default device), then the bad
-  // ones without core modes: `capabilities` shows why each is unusable, and
-  // compiling for one reports its error instead of "not found".
+  // Good descriptors, then bad ones (sdk::device_files::device_infos).
   std::vector<sdk::DeviceInfo> devices() override {
-    const DeviceCatalog catalog = discover_devices(host_search_path());
-    std::vector<sdk::DeviceInfo> out;
-    for (const DeviceSpec& d : catalog.devices) {
-      out.push_back({d.name, d.description, d.core_modes, d.default_core_mode, d.source});
-    }
-    for (const BadDescriptor& b : catalog.bad) {
-      out.push_back({b.name, "invalid descriptor: " + b.error.where(), {}, "", b.file.string()});
-    }
-    return out;
+    return sdk::device_files::device_infos(
+        discover_devices(host_search_path()), [](const DeviceSpec& d) {
+          return sdk::DeviceInfo{d.name, d.description, d.core_modes, d.default_core_mode,
+                                 d.source};
+        });
   }
 
   void query(const sdk::GraphView& graph, const sdk::Options& options,

@@ -55,18 +55,11 @@ class ZynqPsBackend : public sdk::Backend {
  public:
   static const std::vector<enp_op_support_t>& static_ops() { return kit::op_declarations(); }
 
-  // Good descriptors first (the first is the default device), then the bad
-  // ones without core modes, so `capabilities` shows why each is unusable.
   std::vector<sdk::DeviceInfo> devices() override {
-    const DeviceCatalog catalog = discover_devices(sdk::device_files::host_search_path());
-    std::vector<sdk::DeviceInfo> out;
-    for (const Device& d : catalog.devices) {
-      out.push_back({d.name, d.description, {kCoreMode}, kCoreMode, d.source});
-    }
-    for (const auto& b : catalog.bad) {
-      out.push_back({b.name, "invalid descriptor: " + b.error.where(), {}, "", b.file.string()});
-    }
-    return out;
+    return sdk::device_files::device_infos(
+        discover_devices(sdk::device_files::host_search_path()), [](const Device& d) {
+          return sdk::DeviceInfo{d.name, d.description, {kCoreMode}, kCoreMode, d.source};
+        });
   }
 
   void query(const sdk::GraphView& graph, const sdk::Options& options,

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "eulernpu/sdk/graph.hpp"
+#include "eulernpu/sdk/backend.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "eulernpu/sdk/yaml_checks.hpp"
 
@@ -297,6 +297,20 @@ struct Catalog {
   std::vector<Spec> devices;  // the plugin's own directory first, then search order
   std::vector<BadFile> bad;
 };
+
+// What a backend's devices() returns for `catalog`: the good descriptors
+// first (the first is the default device), each as `info(spec)` makes it,
+// then the bad ones without core modes, so `capabilities` shows why each is
+// unusable and compiling for one reports its error instead of "not found".
+template <typename Spec, typename Info>
+std::vector<DeviceInfo> device_infos(const Catalog<Spec>& catalog, Info&& info) {
+  std::vector<DeviceInfo> out;
+  for (const Spec& d : catalog.devices) out.push_back(info(d));
+  for (const BadFile& b : catalog.bad) {
+    out.push_back({b.name, "invalid descriptor: " + b.error.where(), {}, "", b.file.string()});
+  }
+  return out;
+}
 
 // Reads every descriptor of `plugin_dir` and of `search_path`
 // (':'-separated) with `load` (Spec(const path&), throwing sdk::Error for a
