@@ -10,7 +10,9 @@ entry is removed.
 
 Environment: EULERNPU_BIN, EULERNPU_SOURCE_DIR, EULERNPU_BUILD_DIR (as for tests/cli),
 EULERNPU_MODEL_CACHE (default ~/.cache/eulernpu/models), EULERNPU_REAL_MODELS=id,id
-(a subset), EULERNPU_REAL_MODELS_REPORT=FILE (write the per-model results as JSON;
+(a subset), EULERNPU_REAL_MODELS_SHARD=K/N (the models whose index in models.json
+is K modulo N: ctest runs the int8 suite as parallel shards),
+EULERNPU_REAL_MODELS_REPORT=FILE (write the per-model results as JSON;
 an "int8" entry test_int8 wrote into a model is kept).
 """
 import json
@@ -40,7 +42,18 @@ def selected_models():
     unknown = set(only) - {m["id"] for m in DOC["models"]}
     if unknown:
         raise ValueError(f"EULERNPU_REAL_MODELS: unknown model(s) {sorted(unknown)}")
-    return [m for m in DOC["models"] if not only or m["id"] in only]
+    models = [m for m in DOC["models"] if not only or m["id"] in only]
+    shard = os.environ.get("EULERNPU_REAL_MODELS_SHARD", "")
+    if not shard:
+        return models
+    try:
+        k, n = (int(x) for x in shard.split("/"))
+        if not 0 <= k < n:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"EULERNPU_REAL_MODELS_SHARD={shard!r}: expected K/N with 0 <= K < N")
+    index = {m["id"]: i for i, m in enumerate(DOC["models"])}
+    return [m for m in models if index[m["id"]] % n == k]
 
 
 class StageFailed(Exception):
