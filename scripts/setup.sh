@@ -15,6 +15,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy python3-onnx python3-sklearn
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
+  # Exported bundles are cross-built once per model in the tests: ccache
+  # compiles the kernel files they share once (tests/cli/test_zynq_bundle.py).
+  ccache
   # The sanitizer tree and the fuzz harnesses (scripts/sanitize.sh):
   # libFuzzer and the sanitizer runtimes, llvm-symbolizer for their reports.
   clang-14 libclang-rt-14-dev llvm-14

@@ -138,6 +138,30 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
   return std::move(outputs.tensors);
 }
 
+FileSet export_bundle(const LoadedPlugin& backend, const Artifact& artifact,
+                      const KeyValues& options) {
+  const enp_backend_v1_t& table = backend.backend();
+  if (backend.abi_minor < 4 || table.struct_size < sizeof(enp_backend_v1_t) ||
+      !table.export_bundle) {
+    throw UserError("backend cannot export a bundle",
+                    "backend '" + backend.name + "' has no export function (ABI 1.4)",
+                    "compile for a backend that exports bundles, such as zynq_ps");
+  }
+  KvView kv(options);
+  enp_artifact_reader_t reader(artifact);
+  enp_artifact_writer_t writer;
+  try {
+    call_plugin(backend.name, "export", [&] {
+      return table.export_bundle(&reader, kv.items.data(), kv.items.size(), &writer);
+    });
+  } catch (const UserError& e) {
+    // The SDK's default export cannot name its backend; the host can.
+    if (e.title() != "backend cannot export a bundle") throw;
+    throw UserError(e.title(), "backend '" + backend.name + "' " + e.where(), e.fix());
+  }
+  return std::move(writer.files);
+}
+
 std::vector<Tensor> take_declared_outputs(const LoadedPlugin& backend,
                                           const nlohmann::ordered_json& decls,
                                           std::vector<Tensor>& outputs,

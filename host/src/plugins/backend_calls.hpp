@@ -43,6 +43,11 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
                                  const KeyValues& options, const std::vector<Tensor>& inputs,
                                  std::string* report = nullptr);
 
+// The bundle's files (`eulernpu export`): "backend cannot export a bundle"
+// if the backend has no export function (before ABI 1.4, or NULL).
+FileSet export_bundle(const LoadedPlugin& backend, const Artifact& artifact,
+                      const KeyValues& options);
+
 // The outputs `decls` (a manifest's list of {name, dtype, shape}) name,
 // taken from a backend's `outputs` in that order. Each must be there with
 // its declared dtype and shape (a dimension declared -1 may be anything):

@@ -57,7 +57,7 @@ std::optional<std::string> descriptor_problem(const enp_plugin_v1_t& p) {
       if (!p.quantizer) return "it says it is a quantizer but has no table";
       return std::nullopt;
     case ENP_PLUGIN_BACKEND:
-      if (p.backend && p.backend->struct_size < sizeof(enp_backend_v1_t)) {
+      if (p.backend && p.backend->struct_size < ENP_BACKEND_V1_0_SIZE) {
         return "its backend table is smaller than ABI 1.0's (struct_size " +
                std::to_string(p.backend->struct_size) + ")";
       }

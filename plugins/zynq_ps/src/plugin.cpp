@@ -2,9 +2,12 @@
 // (Zynq-7000's Cortex-A9, Zynq UltraScale+'s and Kria's Cortex-A53). The
 // artifact is the backend kit's static plan (op schedule, one arena,
 // weights) plus the target device's description; on the host it runs on
-// the kit's portable kernels, so its int8 outputs are cpu_ref's bytes.
+// the kit's portable kernels, so its int8 outputs are cpu_ref's bytes, and
+// `eulernpu export` writes it as a bundle that builds for the board and
+// runs the same kernels there (bundle.cpp).
 #include <string>
 
+#include "bundle.hpp"
 #include "device.hpp"
 #include "eulernpu/kit/executor.hpp"
 #include "eulernpu/kit/lowering.hpp"
@@ -87,6 +90,14 @@ class ZynqPsBackend : public sdk::Backend {
                                        std::string("artifact ") + kDeviceFile);
     check_core_mode(device, options);
     kit::run_artifact(artifact, options, inputs, out);
+  }
+
+  void export_bundle(sdk::ArtifactReader& artifact, const sdk::Options& options,
+                     sdk::ArtifactWriter& out) override {
+    (void)options;
+    const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
+                                       std::string("artifact ") + kDeviceFile);
+    write_bundle(artifact, device, kWeightsFile, out);
   }
 };
 

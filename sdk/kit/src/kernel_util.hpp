@@ -100,6 +100,10 @@ void sgemm_f32_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
 // Makes OpenBLAS single-threaded for its lifetime (its multi-threaded split,
 // and so its rounding, follows its thread count), then restores the
 // executor's setting. Only a kernel's calling thread may create one.
+//
+// Both are defined twice, with the same contract: blas_openblas.cpp on the
+// host, blas_portable.cpp (standard C++, NEON where the target has it) in
+// a bundle that `eulernpu export` writes for a board without OpenBLAS.
 class SerialBlas {
  public:
   SerialBlas();
@@ -110,6 +114,10 @@ class SerialBlas {
  private:
   int saved_;
 };
+
+// Row-major float64 C (m x n) = A (m x k) * B (k x n), all contiguous, on
+// the calling thread in a fixed order. Needs a SerialBlas alive.
+void dgemm_f64_serial(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c);
 
 // Runs `f32_kernel` on a node whose float16 inputs and outputs it cannot
 // read: every float16 input is widened (exactly) to float32, the kernel

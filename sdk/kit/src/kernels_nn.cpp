@@ -1,16 +1,15 @@
-// GEMM-shaped kernels (Gemm, MatMul) through OpenBLAS, and the sgemm that
-// cpu_ref's convolutions share. float16 runs the float32 path on widened
-// inputs and rounds each output once (numpy's float16 matmul likewise
-// accumulates in float32); float64 MatMul runs dgemm.
+// GEMM-shaped kernels (Gemm, MatMul) through the serial BLAS calls of
+// kernel_util.hpp (OpenBLAS on the host, blas_portable.cpp in an exported
+// bundle), and the sgemm that cpu_ref's convolutions share. float16 runs
+// the float32 path on widened inputs and rounds each output once (numpy's
+// float16 matmul likewise accumulates in float32); float64 MatMul runs
+// dgemm.
 //
-// Results are the same bytes for every --threads value: OpenBLAS runs
+// Results are the same bytes for every --threads value: the BLAS runs
 // single-threaded (its multi-threaded split, and so its rounding, follows
 // the thread count), on blocks of C fixed by the shape alone, and the
 // kernel's threads share out the blocks.
-#include <cblas.h>
-
 #include <algorithm>
-#include <climits>
 
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
@@ -33,15 +32,6 @@ constexpr int64_t kMaxBlocks = 16;
 constexpr int64_t kMinBlock = 128;
 
 [[noreturn]] void corrupt(const std::string& what) { kit::corrupt("cpu_ref GEMM", what); }
-
-int blas_int(int64_t v) {
-  if (v < 0 || v > INT_MAX) {
-    throw sdk::Error(ENP_RESOURCE_EXHAUSTED, "tensor too large for BLAS",
-                     "a GEMM dimension of " + std::to_string(v) + " exceeds the int range",
-                     "split the model's tensors into smaller ones");
-  }
-  return static_cast<int>(v);
-}
 
 // Row-major C (m x n) = alpha * op(A) * op(B) + beta * C with A, B, C
 // contiguous; op(A) is m x k, op(B) k x n.
@@ -184,9 +174,7 @@ void f64_matmul(const KernelContext& ctx) {
       std::fill(c, c + m * n, 0.0);
       continue;
     }
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, blas_int(m), blas_int(n), blas_int(k),
-                1.0, a.as<double>() + oa * m * k, blas_int(k), b.as<double>() + ob * k * n,
-                blas_int(n), 0.0, c, blas_int(n));
+    dgemm_f64_serial(m, n, k, a.as<double>() + oa * m * k, b.as<double>() + ob * k * n, c);
   }
 }
 
@@ -306,33 +294,6 @@ GemmBlock GemmPlan::block(int64_t i) const {
   const int64_t lo = i * width;
   if (by_rows) return {lo, std::min(width, m - lo), 0, n};
   return {0, m, lo, std::min(width, n - lo)};
-}
-
-SerialBlas::SerialBlas() : saved_(openblas_get_num_threads()) {
-  // Nested inside another SerialBlas (or already serial): leave it alone.
-  if (saved_ != 1) openblas_set_num_threads(1);
-}
-
-SerialBlas::~SerialBlas() {
-  if (saved_ != 1) openblas_set_num_threads(saved_);
-}
-
-void sgemm_f32_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                      float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    // OpenBLAS may skip a product with k = 0 altogether; scale C as the
-    // formula says.
-    for (int64_t i = 0; i < m; ++i) {
-      float* row = c + i * ldc;
-      for (int64_t j = 0; j < n; ++j) row[j] = beta == 0 ? 0.0f : beta * row[j];
-    }
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, blas_int(m), blas_int(n), blas_int(k), alpha, a,
-              blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
 }
 
 void sgemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

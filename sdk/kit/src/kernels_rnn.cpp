@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
@@ -453,14 +454,6 @@ void run_direction(const RnnProblem& p, const Weights& in, const Outputs& out,
 
 size_t slot_count(Cell cell) { return cell == Cell::kLstm ? kSlots : kInitC; }
 
-std::vector<double> json_floats(const nlohmann::json& attrs, const char* name) {
-  std::vector<double> out;
-  auto it = attrs.find(name);
-  if (it == attrs.end() || !it->is_array()) return out;
-  for (const auto& v : *it) out.push_back(v.is_number() ? v.get<double>() : 0.0);
-  return out;
-}
-
 RnnAttrs attrs_of(const KernelContext& ctx) {
   RnnAttrs a;
   a.direction = ctx.attr_string("direction", "forward");
@@ -479,8 +472,8 @@ RnnAttrs attrs_of(const KernelContext& ctx) {
       a.activations.push_back(v.get<std::string>());
     }
   }
-  a.alphas = json_floats(ctx.attributes, "activation_alpha");
-  a.betas = json_floats(ctx.attributes, "activation_beta");
+  a.alphas = ctx.attr_floats("activation_alpha");
+  a.betas = ctx.attr_floats("activation_beta");
   return a;
 }
 

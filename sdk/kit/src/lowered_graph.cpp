@@ -262,8 +262,14 @@ void check_invariants(const LoweredGraph& g, const Plan& p) {
 }  // namespace
 
 LoweredArtifact read_lowered(sdk::ArtifactReader& artifact, const std::string& prefix) {
-  const json g = parse(artifact.read_file(prefix + kGraphFile), prefix + kGraphFile);
-  const json plan = parse(artifact.read_file(prefix + kPlanFile), prefix + kPlanFile);
+  return parse_lowered(artifact.read_file(prefix + kGraphFile),
+                       artifact.read_file(prefix + kPlanFile), prefix);
+}
+
+LoweredArtifact parse_lowered(std::string_view graph_json, std::string_view plan_json,
+                              const std::string& prefix) {
+  const json g = parse(graph_json, prefix + kGraphFile);
+  const json plan = parse(plan_json, prefix + kPlanFile);
   if (string_field(g, "format", "graph.json") != kGraphFormat ||
       int_field(g, "version", 0, "graph.json") != kFormatVersion ||
       string_field(plan, "format", "plan.json") != kPlanFormat ||

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace eulernpu::kit {
+
+bool KernelContext::has_attr(const char* name) const { return attributes.contains(name); }
 
 int64_t KernelContext::attr_int(const char* name, int64_t fallback) const {
   auto it = attributes.find(name);
@@ -48,16 +51,8 @@ const Buffer* KernelContext::attr_tensor(const char* name) const {
 std::span<const OpEntry> op_table() {
   static const std::vector<OpEntry> table = [] {
     std::vector<OpEntry> all;
-    for (auto group :
-         {elementwise_ops, norm_ops,   nn_ops,          conv_ops,     pool_ops, resize_ops,
-          shape_ops,       reduce_ops, transformer_ops, loss_ops,     misc_ops, einsum_ops,
-          image_ops,       signal_ops, quant_ops,       sequence_ops, rnn_ops,  detection_ops,
-          linalg_ops,      text_ops,   reverse_ops}) {
-      for (const OpEntry& e : group()) all.push_back(e);
-    }
-    // Domain ai.eulernpu.
-    for (auto group : {qops_ops, qconv_ops, qpool_ops}) {
-      for (const OpEntry& e : group()) all.push_back(e);
+    for (const OpGroup& group : op_groups()) {
+      for (const OpEntry& e : group.ops()) all.push_back(e);
     }
     // Sorted by domain (ONNX's first), op name, then opset: the capability
     // matrix reads in order.

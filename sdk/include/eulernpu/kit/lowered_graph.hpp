@@ -74,4 +74,9 @@ struct LoweredArtifact {
 // present, every node's tensor declared. Throws "artifact is corrupt".
 LoweredArtifact read_lowered(sdk::ArtifactReader& artifact, const std::string& prefix = "");
 
+// The same checks on the two files' contents (an exported bundle reads
+// them from its own executable); `prefix` only names them in errors.
+LoweredArtifact parse_lowered(std::string_view graph_json, std::string_view plan_json,
+                              const std::string& prefix = "");
+
 }  // namespace eulernpu::kit

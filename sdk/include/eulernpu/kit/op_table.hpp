@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,6 +49,9 @@ struct Buffer {
 // Resolves a tensor attribute stored in the artifact's weights.
 using TensorLookup = const Buffer* (*)(const void* state, const std::string& key);
 
+// Kernels read attributes through the accessors below (op_table.cpp), so
+// their files need only json_fwd.hpp: parsing json.hpp took 2.7 s of each
+// kernel file's compile (the kit, and every exported bundle, builds some 30).
 struct KernelContext {
   const nlohmann::json& attributes;
   std::span<const Buffer> inputs;  // dtype UNDEFINED for omitted optionals
@@ -61,7 +64,7 @@ struct KernelContext {
   // benchmarks set it to compare them.
   Int8GemmIsa int8_gemm_isa = Int8GemmIsa::kAuto;
 
-  bool has_attr(const char* name) const { return attributes.contains(name); }
+  bool has_attr(const char* name) const;
   int64_t attr_int(const char* name, int64_t fallback) const;
   double attr_float(const char* name, double fallback) const;
   std::string attr_string(const char* name, std::string fallback) const;
@@ -98,7 +101,15 @@ inline constexpr const char* kEulerNpuDomain = sdk::int8_ops::kDomain.data();
 
 std::span<const OpEntry> op_table();
 
-// The groups op_table() joins, one per kernels_<group>.cpp file.
+// A group of ops: the entries of one kernels_<name>.cpp file.
+struct OpGroup {
+  const char* name;
+  std::vector<OpEntry> (*ops)();
+};
+// The groups op_table() joins (op_groups.cpp).
+std::span<const OpGroup> op_groups();
+
+// The groups, one per kernels_<group>.cpp file.
 std::vector<OpEntry> elementwise_ops();
 std::vector<OpEntry> norm_ops();
 std::vector<OpEntry> nn_ops();

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 3
+#define ENP_ABI_MINOR 4
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -413,7 +413,16 @@ typedef struct enp_backend_v1_t {
    * goes to `outputs`. */
   enp_status_t* (*run)(enp_artifact_reader_t* artifact, const enp_kv_t* options, uint64_t n_options,
                        const enp_tensor_t* inputs, uint64_t n_inputs, enp_tensor_list_t* outputs);
+  /* ABI 1.4, may be NULL. Writes a self-contained bundle for the target
+   * (sources, plan, weights, build files) from an artifact this backend
+   * lowered, one file per write_file call; the host puts the files in
+   * place only when the call succeeds. */
+  enp_status_t* (*export_bundle)(enp_artifact_reader_t* artifact, const enp_kv_t* options,
+                                 uint64_t n_options, enp_artifact_writer_t* out);
 } enp_backend_v1_t;
+
+/* The size of ABI 1.0's backend table: the smallest a host accepts. */
+#define ENP_BACKEND_V1_0_SIZE (offsetof(enp_backend_v1_t, run) + sizeof(void (*)(void)))
 
 typedef struct enp_plugin_v1_t {
   enp_plugin_header_t header; /* abi_major == 1 */

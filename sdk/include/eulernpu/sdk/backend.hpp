@@ -50,13 +50,13 @@ class ArtifactReader {
     const void* data = nullptr;
     uint64_t size = 0;
     check(host_api()->artifact_read_file(r_, path.c_str(), &data, &size));
-    return {static_cast<const char*>(data), size};
+    return {static_cast<const char*>(data), static_cast<size_t>(size)};
   }
   std::span<const enp_tensor_t> read_tensors(const std::string& path) {
     const enp_tensor_t* tensors = nullptr;
     uint64_t count = 0;
     check(host_api()->artifact_read_tensors(r_, path.c_str(), &tensors, &count));
-    return {tensors, count};
+    return {tensors, static_cast<size_t>(count)};
   }
 
  private:
@@ -107,6 +107,16 @@ class Backend {
   virtual void lower(const GraphView& graph, const Options& options, ArtifactWriter& out) = 0;
   virtual void run(ArtifactReader& artifact, const Options& options,
                    std::span<const enp_tensor_t> inputs, OutputSink& out) = 0;
+  // `eulernpu export` (ABI 1.4): the bundle's files, from an artifact this
+  // backend lowered. Backends without a bundle keep this default.
+  virtual void export_bundle(ArtifactReader& artifact, const Options& options,
+                             ArtifactWriter& out) {
+    (void)artifact, (void)options, (void)out;
+    // The host puts the backend's name in front of `where`.
+    throw Error(ENP_UNIMPLEMENTED, "backend cannot export a bundle",
+                "writes no bundle: it runs its artifacts only through 'eulernpu run'",
+                "compile for a backend that exports bundles, such as zynq_ps");
+  }
 };
 
 namespace detail {
@@ -158,6 +168,14 @@ struct BackendTrampolines {
       backend_instance<B>().run(reader, Options(kv, n), {inputs, n_inputs}, sink);
     });
   }
+  static enp_status_t* export_bundle(enp_artifact_reader_t* a, const enp_kv_t* kv, uint64_t n,
+                                     enp_artifact_writer_t* out) {
+    return guard([&] {
+      ArtifactReader reader(a);
+      ArtifactWriter writer(out);
+      backend_instance<B>().export_bundle(reader, Options(kv, n), writer);
+    });
+  }
   static enp_status_t* initialize(const enp_host_api_t* host) {
     host_api() = host;
     return guard([] { (void)backend_instance<B>(); });
@@ -175,7 +193,8 @@ const enp_plugin_header_t* backend_descriptor(const char* name, const char* vers
                                         &T::list_devices,
                                         &T::query,
                                         &T::lower,
-                                        &T::run};
+                                        &T::run,
+                                        &T::export_bundle};
   static const enp_plugin_v1_t plugin{
       {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_BACKEND, 0, name, version, description},
       sizeof(enp_plugin_v1_t),

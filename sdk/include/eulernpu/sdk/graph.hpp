@@ -155,7 +155,7 @@ class TensorView {
   }
   template <typename T>
   std::span<const T> as() const {
-    return {static_cast<const T*>(t_->data), t_->size_bytes / sizeof(T)};
+    return {static_cast<const T*>(t_->data), static_cast<size_t>(t_->size_bytes / sizeof(T))};
   }
   const enp_tensor_t* raw() const { return t_; }
 
@@ -198,7 +198,9 @@ class NodeView {
     if (!a || a->type != ENP_ATTR_INTS) return fallback;
     return {a->ints, a->ints + a->count};
   }
-  std::span<const enp_attribute_t> attributes() const { return {n_->attributes, n_->n_attributes}; }
+  std::span<const enp_attribute_t> attributes() const {
+    return {n_->attributes, static_cast<size_t>(n_->n_attributes)};
+  }
   const enp_node_t* raw() const { return n_; }
 
  private:
@@ -227,13 +229,21 @@ class GraphView {
   std::string_view name() const { return g_->name ? g_->name : ""; }
   size_t node_count() const { return g_->n_nodes; }
   NodeView node(size_t i) const { return NodeView(&g_->nodes[i]); }
-  std::span<const enp_tensor_t> inputs() const { return {g_->inputs, g_->n_inputs}; }
-  std::span<const enp_tensor_t> outputs() const { return {g_->outputs, g_->n_outputs}; }
-  std::span<const enp_tensor_t> initializers() const {
-    return {g_->initializers, g_->n_initializers};
+  std::span<const enp_tensor_t> inputs() const {
+    return {g_->inputs, static_cast<size_t>(g_->n_inputs)};
   }
-  std::span<const enp_tensor_t> value_infos() const { return {g_->value_infos, g_->n_value_infos}; }
-  std::span<const enp_kv_t> metadata() const { return {g_->metadata, g_->n_metadata}; }
+  std::span<const enp_tensor_t> outputs() const {
+    return {g_->outputs, static_cast<size_t>(g_->n_outputs)};
+  }
+  std::span<const enp_tensor_t> initializers() const {
+    return {g_->initializers, static_cast<size_t>(g_->n_initializers)};
+  }
+  std::span<const enp_tensor_t> value_infos() const {
+    return {g_->value_infos, static_cast<size_t>(g_->n_value_infos)};
+  }
+  std::span<const enp_kv_t> metadata() const {
+    return {g_->metadata, static_cast<size_t>(g_->n_metadata)};
+  }
 
   // The initializer called `name`, if any.
   std::optional<TensorView> initializer(std::string_view name) const {

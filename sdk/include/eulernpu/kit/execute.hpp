@@ -1,0 +1,36 @@
+// The executor's core: runs a lowered graph (lowered_graph.hpp) node by
+// node in schedule order over one static arena, each node through its
+// reference kernel unless the backend's hook computes it. Standard C++
+// only (and the JSON of the attributes), so that an exported bundle runs
+// this very code on the board; executor.hpp feeds it from an artifact.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+
+#include "eulernpu/kit/lowered_graph.hpp"
+#include "eulernpu/kit/op_table.hpp"
+#include "eulernpu/sdk/abi.h"
+
+namespace eulernpu::kit {
+
+// The per-node hook: runs one node in place of its reference kernel and
+// returns true, or returns false to leave it to the kernel. A backend
+// computes its own ops this way (npu_sim: the planned conv tiles; a vendor
+// plugin: what its device runs). Called on the executing thread, once per
+// node in schedule order; ctx's buffers are the node's, in the arena.
+using NodeRunner = std::function<bool(const LoweredNode& node, const KernelContext& ctx)>;
+
+// Receives each graph output, in graph.json's order; the buffer lives in
+// the arena and is valid only during the call.
+using OutputFn = std::function<void(const std::string& name, const Buffer& value)>;
+
+// `weights`: the plan's weights file (tensor attributes of nodes stored
+// beside them as "<node>::<attribute>"), checked against graph.json;
+// `inputs`: the graph's inputs, checked likewise; `threads` >= 1.
+void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
+             std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
+             const NodeRunner& runner = {});
+
+}  // namespace eulernpu::kit
