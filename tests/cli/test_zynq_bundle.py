@@ -180,6 +180,10 @@ class ZynqBundleTest(CliTestCase):
         second = self.export(art, self.path("second"))
         files = tree(first)
         self.assertEqual(files, tree(second))
+        # A packed artifact of the same model exports the same bundle.
+        self.ok("compile", "--mblt", self.models["cnn"] + ".mblt", "--backend", "zynq_ps",
+                "--target-device", "pynq-z2", "--out", art + ".mxq")
+        self.assertEqual(tree(self.export(art + ".mxq", self.path("packed"))), files)
         # What a pynq-z2 bundle holds: its own toolchain only, the model's
         # kernel files only, nlohmann/json with its licence.
         self.assertIn("toolchains/arm-linux-gnueabihf.cmake", files)

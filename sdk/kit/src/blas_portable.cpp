@@ -1,5 +1,5 @@
 // The kernels' serial BLAS calls (kernel_util.hpp) in standard C++, with
-// NEON on ARM: the definition an exported bundle compiles in place of
+// NEON on aarch64: the definition an exported bundle compiles in place of
 // blas_openblas.cpp, since a board has no OpenBLAS. C is scaled by beta
 // once, then each block of K adds its products in a fixed order, so the
 // bytes depend on the shapes alone. They differ from OpenBLAS's in the
@@ -10,8 +10,13 @@
 
 #include "kernel_util.hpp"
 
-#if defined(__ARM_NEON)
+// NEON on aarch64 only: its float arithmetic is IEEE, with subnormals;
+// armv7-a's NEON flushes them to zero, so there the scalar loop (VFP) runs.
+#if defined(__aarch64__)
 #include <arm_neon.h>
+#define EULERNPU_BLAS_NEON 1
+#else
+#define EULERNPU_BLAS_NEON 0
 #endif
 
 namespace eulernpu::kit {
@@ -26,9 +31,9 @@ constexpr int64_t kNc = 256;
 // c[0, n) += a * b[0, n).
 inline void axpy(int64_t n, float a, const float* __restrict b, float* __restrict c) {
   int64_t j = 0;
-#if defined(__ARM_NEON)
-  // vmlaq_n_f32: a multiply, then an add, each rounded (no fused
-  // multiply-add on either ISA), as the scalar tail does.
+#if EULERNPU_BLAS_NEON
+  // vmlaq_n_f32: a multiply, then an add, each rounded (not fused), as the
+  // scalar tail does.
   for (; j + 8 <= n; j += 8) {
     vst1q_f32(c + j, vmlaq_n_f32(vld1q_f32(c + j), vld1q_f32(b + j), a));
     vst1q_f32(c + j + 4, vmlaq_n_f32(vld1q_f32(c + j + 4), vld1q_f32(b + j + 4), a));
