@@ -183,6 +183,38 @@ class ZynqPsTest(CliTestCase):
                    where="zcu104")
         self.assert_absent(self.path("x"))
 
+    def test_export_writes_a_bundle_and_refuses_what_it_must(self):
+        # The host's side of export (the bundle's build and run on ARM are
+        # test_zynq_bundle's): files in place, a directory replaced only if
+        # eulernpu wrote its bundle.json, nothing left by a refusal.
+        art = self.path("mlp.zynq")
+        self.compile_zynq("mlp", art, "--target-device", "kv260")
+        bundle = self.path("bundle")
+        self.ok("export", "--artifact", art, "--bundle", bundle + "/")
+        with open(os.path.join(bundle, "bundle.json")) as f:
+            meta = json.load(f)
+        self.assertEqual((meta["format"], meta["device"]["name"], meta["toolchain"]),
+                         ("eulernpu-zynq_ps-bundle", "kv260", "toolchains/aarch64-linux-gnu.cmake"))
+        for f in ("CMakeLists.txt", "model/weights.npz", "runtime/main.cpp"):
+            self.assertTrue(os.path.isfile(os.path.join(bundle, f)), f)
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.startswith("bundle.")], [])
+        # A bundle.json eulernpu did not write does not make a directory one.
+        mine = self.path("mine")
+        os.mkdir(mine)
+        with open(os.path.join(mine, "bundle.json"), "w") as f:
+            f.write('{"format": "my-notes"}')
+        self.error("export", "--artifact", art, "--bundle", mine,
+                   title="output path is in the way", where="not an eulernpu bundle")
+        self.assertEqual(os.listdir(mine), ["bundle.json"])
+        os.symlink(bundle, self.path("link"))
+        self.error("export", "--artifact", art, "--bundle", self.path("link"),
+                   title="output path is in the way", where="symbolic link")
+        cpu = self.path("cpu")
+        self.ok("compile", "--mblt", self.models["mlp"] + ".mblt", "--out", cpu)
+        self.error("export", "--artifact", cpu, "--bundle", self.path("cpu.bundle"),
+                   title="backend cannot export a bundle", where="backend 'cpu_ref'")
+        self.assert_absent(self.path("cpu.bundle"))
+
     def test_edited_device_in_artifact_is_refused_at_run(self):
         art = self.path("edited")
         self.compile_zynq("mlp", art, "--target-device", "zcu104")

@@ -1,6 +1,10 @@
 // eulernpu export: an artifact as a self-contained bundle for its target
 // (sources, plan, weights, build files), written by its backend.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
@@ -13,6 +17,43 @@ namespace {
 // Every bundle holds this file (docs/backends/zynq_ps.md, "The bundle"); it
 // is how a later export recognizes the directory it may replace.
 constexpr const char* kBundleMarker = "bundle.json";
+// What a bundle.json eulernpu wrote says of itself: "eulernpu-<backend>-bundle".
+constexpr std::string_view kFormatPrefix = "eulernpu-";
+constexpr std::string_view kFormatSuffix = "-bundle";
+
+// "dir/" names the directory "dir": the temporary sibling must not land
+// inside it.
+std::filesystem::path strip_separator(const std::string& out) {
+  std::filesystem::path p(out);
+  while (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return p;
+}
+
+// A directory is replaced only if its bundle.json is one eulernpu wrote
+// (its "format"), not merely a file of that name: export deletes the
+// directory whole, the user's build/ and anything else in it included.
+void check_earlier_bundle(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path marker = strip_separator(out) / kBundleMarker;
+  if (!fs::is_regular_file(marker, ec)) return;  // write_output_dir judges the rest
+  std::string format;
+  if (fs::file_size(marker, ec) <= (1u << 20) && !ec) {
+    std::ifstream in(marker, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_object() && j.contains("format") && j["format"].is_string()) format = j["format"];
+  }
+  const bool ours = format.size() > kFormatPrefix.size() + kFormatSuffix.size() &&
+                    format.compare(0, kFormatPrefix.size(), kFormatPrefix) == 0 &&
+                    format.compare(format.size() - kFormatSuffix.size(), kFormatSuffix.size(),
+                                   kFormatSuffix) == 0;
+  if (!ours) {
+    throw UserError("output path is in the way",
+                    "'" + out + "' holds a bundle.json that is not an eulernpu bundle's",
+                    "choose another --bundle or remove it");
+  }
+}
 
 }  // namespace
 
@@ -35,8 +76,7 @@ int cmd_export(Context& ctx, int argc, char** argv) {
   }
   const LoadedPlugin& backend =
       ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
-  const KeyValues export_options = {{"plugin_dirs", ctx.search_path_string()},
-                                    {"target_device", manifest.value("target_device", "")}};
+  const KeyValues export_options = {{"plugin_dirs", ctx.search_path_string()}};
   const FileSet files = export_bundle(backend, artifact, export_options);
   if (!files.count(kBundleMarker)) {
     throw UserError("plugin returned invalid data",
@@ -44,7 +84,8 @@ int cmd_export(Context& ctx, int argc, char** argv) {
                     "report this to the plugin's author");
   }
   const std::string out = (*args)["bundle"].as<std::string>();
-  write_output_dir(out, files, kBundleMarker, "a bundle");
+  check_earlier_bundle(out);
+  write_output_dir(strip_separator(out), files, kBundleMarker, "a bundle", "--bundle");
   std::printf("Export   OK: %zu files written to %s\n", files.size(), out.c_str());
   return 0;
 }

@@ -168,23 +168,23 @@ std::vector<uint8_t> Artifact::read(const std::string& name) const {
 }
 
 void write_artifact_dir(const fs::path& out, const FileSet& files) {
-  write_output_dir(out, files, "manifest.json", "an artifact");
+  write_output_dir(out, files, "manifest.json", "an artifact", "--out");
 }
 
 void write_output_dir(const fs::path& out, const FileSet& files, const std::string& marker,
-                      const std::string& kind) {
+                      const std::string& kind, const std::string& option) {
   std::error_code ec;
   // A link is never replaced, wherever it points: as with every other
   // output, only an earlier output of the same kind may go.
   if (fs::is_symlink(fs::symlink_status(out, ec))) {
     throw UserError("output path is in the way",
                     "'" + out.string() + "' is a symbolic link, not " + kind + " directory",
-                    "choose another --out or remove the link");
+                    "choose another " + option + " or remove the link");
   }
   if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::exists(out / marker, ec))) {
     throw UserError("output path is in the way",
                     "'" + out.string() + "' exists and is not " + kind + " (no " + marker + ")",
-                    "choose another --out or remove it");
+                    "choose another " + option + " or remove it");
   }
   if (!out.parent_path().empty() && !fs::is_directory(out.parent_path(), ec)) {
     throw UserError("cannot write output file",

@@ -65,9 +65,11 @@ class Artifact {
 void write_artifact_dir(const std::filesystem::path& out, const FileSet& files);
 
 // The same for any directory of files whose earlier version is recognized
-// by `marker` (a file it must hold); `kind` names it in errors ("a bundle").
+// by `marker` (a file it must hold); `kind` names it in errors ("a bundle"),
+// `option` the command's option that named `out` ("--bundle").
 void write_output_dir(const std::filesystem::path& out, const FileSet& files,
-                      const std::string& marker, const std::string& kind);
+                      const std::string& marker, const std::string& kind,
+                      const std::string& option);
 
 // Writes `files` as the artifact `out` names: a packed artifact if it ends
 // in .mxq (write_packed_artifact), otherwise a directory

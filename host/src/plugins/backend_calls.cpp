@@ -1,6 +1,7 @@
 #include "plugins/backend_calls.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -141,7 +142,10 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
 FileSet export_bundle(const LoadedPlugin& backend, const Artifact& artifact,
                       const KeyValues& options) {
   const enp_backend_v1_t& table = backend.backend();
-  if (backend.abi_minor < 4 || table.struct_size < sizeof(enp_backend_v1_t) ||
+  // A later minor version may grow the table: what matters is that it
+  // reaches export_bundle.
+  if (backend.abi_minor < 4 ||
+      table.struct_size < offsetof(enp_backend_v1_t, export_bundle) + sizeof(table.export_bundle) ||
       !table.export_bundle) {
     throw UserError("backend cannot export a bundle",
                     "backend '" + backend.name + "' has no export function (ABI 1.4)",

@@ -84,7 +84,9 @@ std::string readme(const Device& d, const Target& t, const kit::LoweredArtifact&
          model.graph.name + "` for " + d.description + " (" + d.cpu + ", " + d.arch + ", " +
          std::to_string(d.cores) +
          " cores), as one program, `eulernpu_run`, that runs the plan the artifact holds with "
-         "eulernpu's kernels: its int8 outputs are the bytes `eulernpu run` gives.\n\n"
+         "eulernpu's kernels: its int8 ops give the bytes `eulernpu run` gives (float32 Conv, "
+         "Gemm and MatMul sum in another order than OpenBLAS and may differ in the last "
+         "bits).\n\n"
          "## Build (on the host, with the cross compiler)\n\n"
          "    cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=" +
          tc +

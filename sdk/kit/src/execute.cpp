@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 
 #include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/errors.hpp"
@@ -26,7 +27,11 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
   const LoweredGraph& g = lowered.graph;
   const auto& tensors = g.tensors;
   // The arena: every buffer inside it (read_lowered checked), sized as its
-  // tensor.
+  // tensor. On a 32-bit board an arena the address space cannot hold is
+  // out of memory, not a size_t that wraps to a small allocation.
+  if (static_cast<uint64_t>(lowered.plan.arena_bytes) > SIZE_MAX - kArenaAlignment) {
+    throw std::bad_alloc();
+  }
   const size_t arena_alloc = static_cast<size_t>(lowered.plan.arena_bytes) + kArenaAlignment;
   std::unique_ptr<uint8_t[]> arena(new uint8_t[arena_alloc]());
   uint8_t* base =
@@ -58,7 +63,13 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
   for (const enp_tensor_t& in : inputs) {
     auto it = buffers.find(in.name);
     const auto t = tensors.find(in.name);
-    if (it == buffers.end() || t == tensors.end() || t->second.dtype != in.dtype ||
+    if (it != buffers.end() && t != tensors.end() && t->second.dtype != in.dtype) {
+      throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor dtype mismatch",
+                       "input '" + std::string(in.name) + "' is " + sdk::dtype_name(in.dtype) +
+                           "; the artifact declares " + sdk::dtype_name(t->second.dtype),
+                       "pass inputs with the dtype the model was compiled for");
+    }
+    if (it == buffers.end() || t == tensors.end() ||
         t->second.shape != sdk::TensorView(&in).shape()) {
       throw sdk::Error(
           ENP_INVALID_ARGUMENT, "input tensor shape mismatch",

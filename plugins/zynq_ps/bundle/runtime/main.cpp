@@ -58,6 +58,29 @@ std::string anchor(const std::string& title) {
   return a;
 }
 
+// An error field on one line, as eulernpu prints it: a `where` may quote
+// names from the input file, and a newline or a control character in one
+// must not break the three lines.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      if (!out.empty() && out.back() != ' ') out += "; ";
+    } else if (c == '\r') {
+      continue;
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 struct Args {
   std::string input, out;
   int threads = 1;
@@ -158,7 +181,8 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const eulernpu::sdk::Error& e) {
     std::fprintf(stderr, "error: %s\n  where: %s\n  fix: %s\n  See: docs/errors.md#%s\n",
-                 e.title().c_str(), e.where().c_str(), e.fix().c_str(), anchor(e.title()).c_str());
+                 one_line(e.title()).c_str(), one_line(e.where()).c_str(),
+                 one_line(e.fix()).c_str(), anchor(e.title()).c_str());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,
                  "error: out of memory\n  where: eulernpu_run\n  fix: free memory on the board "

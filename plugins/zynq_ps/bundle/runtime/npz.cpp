@@ -359,6 +359,12 @@ void write_npz(const std::string& path, const std::vector<Array>& arrays) {
     central += name;
   }
   const uint64_t cd_offset = zip.size();
+  // No zip64: the directory's offset, size and count must fit its fields.
+  if (arrays.size() > 0xffff || cd_offset + central.size() >= 0xffffffffu) {
+    throw sdk::Error(ENP_RESOURCE_EXHAUSTED, "cannot write output file",
+                     path + ": over 65535 outputs or 4 GiB in all",
+                     "the runner writes zip files without zip64");
+  }
   zip += central;
   put(zip, 0x06054b50, 4);
   put(zip, 0, 2);
