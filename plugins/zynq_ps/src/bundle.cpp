@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "bundle_sources.hpp"
 #include "eulernpu/kit/errors.hpp"
@@ -37,15 +39,21 @@ Target target_of(const Device& d) {
   return {"arm-linux-gnueabihf", "qemu-arm", "-mcpu=" + d.cpu + " -mfpu=neon -mfloat-abi=hard"};
 }
 
-// The op group (kernels_<group>.cpp) whose table runs `node`.
+// The op group (kernels_<group>.cpp) whose table holds the entry that
+// find_op() picks for `node`: the executor's own choice, not a second match.
 std::string group_of(const kit::LoweredNode& node) {
-  for (const kit::OpGroup& group : kit::op_groups()) {
-    for (const kit::OpEntry& e : group.ops()) {
-      if (node.domain == e.domain && node.op == e.op_type && node.opset >= e.since_version &&
-          (e.until_version == 0 || node.opset <= e.until_version)) {
-        return group.name;
-      }
+  using Key = std::tuple<std::string_view, std::string_view, int32_t>;
+  static const std::map<Key, std::string> group_by_entry = [] {
+    std::map<Key, std::string> m;
+    for (const kit::OpGroup& group : kit::op_groups()) {
+      for (const kit::OpEntry& e : group.ops())
+        m[{e.domain, e.op_type, e.since_version}] = group.name;
     }
+    return m;
+  }();
+  if (const kit::OpEntry* e = kit::find_op(node.domain, node.op, node.opset)) {
+    auto it = group_by_entry.find({e->domain, e->op_type, e->since_version});
+    if (it != group_by_entry.end()) return it->second;
   }
   kit::corrupt("zynq_ps export", "node '" + node.name + "' has op " + node.op + " (opset " +
                                      std::to_string(node.opset) + "), which no kernel runs");

@@ -4,7 +4,6 @@
 // an .npz that `eulernpu compare` reads.
 //
 //   eulernpu_run --input I.npz --out R.npz [--threads N]
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +14,7 @@
 
 #include "eulernpu/kit/execute.hpp"
 #include "eulernpu/kit/lowered_graph.hpp"
+#include "eulernpu/sdk/error_format.hpp"
 #include "eulernpu/sdk/graph.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "npz.hpp"
@@ -43,42 +43,6 @@ std::string_view embedded(const uint8_t* begin, const uint8_t* end) {
 [[noreturn]] void usage_error(const std::string& where) {
   throw eulernpu::sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line", where,
                              "run 'eulernpu_run --help'");
-}
-
-// The anchor of docs/errors.md's section for `title`, as eulernpu spells it.
-std::string anchor(const std::string& title) {
-  std::string a;
-  for (const unsigned char c : title) {
-    if (std::isalnum(c) || c == '-' || c == '_') {
-      a += static_cast<char>(std::tolower(c));
-    } else if (c == ' ') {
-      a += '-';
-    }
-  }
-  return a;
-}
-
-// An error field on one line, as eulernpu prints it: a `where` may quote
-// names from the input file, and a newline or a control character in one
-// must not break the three lines.
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') {
-      if (!out.empty() && out.back() != ' ') out += "; ";
-    } else if (c == '\r') {
-      continue;
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  return out;
 }
 
 struct Args {
@@ -180,9 +144,9 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const eulernpu::sdk::Error& e) {
-    std::fprintf(stderr, "error: %s\n  where: %s\n  fix: %s\n  See: docs/errors.md#%s\n",
-                 one_line(e.title()).c_str(), one_line(e.where()).c_str(),
-                 one_line(e.fix()).c_str(), anchor(e.title()).c_str());
+    const std::string see = "docs/errors.md#" + eulernpu::sdk::error_anchor(e.title());
+    std::fprintf(stderr, "%s\n",
+                 eulernpu::sdk::format_error(e.title(), e.where(), e.fix(), see).c_str());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr,
                  "error: out of memory\n  where: eulernpu_run\n  fix: free memory on the board "
