@@ -31,6 +31,15 @@ l1d_kib: 16
 l1i_kib: 16
 l2_kib: 128
 ddr_gbps: 1.5
+cost:
+  int8_gemm_macs_per_cycle: 2
+  int8_depthwise_macs_per_cycle: 1
+  int8_scalar_macs_per_cycle: 0.5
+  float_gemm_macs_per_cycle: 1
+  float_scalar_macs_per_cycle: 0.5
+  cycles_per_element: 10
+  copy_bytes_per_cycle: 8
+  op_overhead_cycles: 1000
 """
 
 
@@ -110,6 +119,63 @@ class ZynqPsTest(CliTestCase):
                 for k, want in outs["cpu_ref"].items():
                     np.testing.assert_allclose(outs["zynq_ps"][k], want, rtol=1e-4, atol=1e-5)
 
+    def test_latency_estimate(self):
+        art = self.path("cnn")
+        self.compile_zynq("cnn", art, "--target-device", "zcu104")
+        with open(os.path.join(art, "graph.json")) as f:
+            nodes = [n["name"] for n in json.load(f)["nodes"]]
+
+        def estimate(*extra):
+            rep = self.path("estimate.json")
+            r = self.ok("run", "--artifact", art, "--estimate-only", "--report", rep, *extra)
+            with open(rep) as f:
+                return r.stdout, json.load(f)
+
+        text, rep = estimate("--threads", "2")
+        self.assertIn("zynq_ps: device zcu104 (cortex-a53, aarch64, 1200 MHz), 2 of 4 cores, "
+                      "estimated\n", text)
+        self.assertRegex(text, r"Estimate OK: report of backend 'zynq_ps' written\n$")
+        self.assertEqual((rep["format"], rep["version"], rep["threads"]),
+                         ("eulernpu-zynq_ps-estimate", 1, 2))
+        # Every scheduled op once, and the convs on the NEON int8 GEMM.
+        self.assertEqual(sorted(op["node"] for op in rep["ops"]), sorted(nodes))
+        kernels = {op["op"]: op["kernel"] for op in rep["ops"]}
+        self.assertEqual(kernels["QConv"], "int8 gemm")
+        t = rep["totals"]
+        self.assertAlmostEqual(sum(op["time_us"] for op in rep["ops"]) / 1000, t["latency_ms"])
+        self.assertEqual(t["macs"], sum(op["macs"] for op in rep["ops"]))
+        self.assertGreater(t["macs"], 0)
+        with open(os.path.join(art, "plan.json")) as f:
+            self.assertEqual(t["arena_bytes"], json.load(f)["arena_bytes"])
+        # More cores are faster, never more than the device has, and the
+        # figures are the same on every run.
+        _, four = estimate()
+        _, many = estimate("--threads", "64")
+        self.assertEqual((four["threads"], many["threads"]), (4, 4))
+        self.assertEqual(four, many)
+        self.assertLess(four["totals"]["latency_ms"], t["latency_ms"])
+        self.assertEqual(four["totals"]["latency_ms_1_thread"], t["latency_ms_1_thread"])
+        self.assertEqual(estimate("--threads", "2")[1], rep)
+        # A slower board takes longer: the same plan on the Cortex-A9.
+        a9 = self.path("cnn_a9")
+        self.compile_zynq("cnn", a9, "--target-device", "pynq-z2")
+        rep_a9 = self.path("a9.json")
+        self.ok("run", "--artifact", a9, "--estimate-only", "--report", rep_a9)
+        with open(rep_a9) as f:
+            self.assertGreater(json.load(f)["totals"]["latency_ms_1_thread"],
+                               t["latency_ms_1_thread"])
+        # A normal run with --report: the outputs are cpu_ref's, the table is printed.
+        out = self.path("out.npz")
+        r = self.ok("run", "--artifact", art, "--input", self.models["cnn"] + ".in.npz",
+                    "--out", out, "--report", self.path("run.json"))
+        self.assertIn("Totals:", r.stdout)
+        with open(out, "rb") as got, open(self.models["cnn"] + ".cpu.npz", "rb") as want:
+            self.assertEqual(got.read(), want.read())
+        # Without --report nothing is estimated or printed.
+        r = self.ok("run", "--artifact", art, "--input", self.models["cnn"] + ".in.npz",
+                    "--out", out)
+        self.assertNotIn("estimated", r.stdout)
+
     def test_descriptor_in_plugin_dir_is_a_new_device(self):
         plugin = os.path.join(PLUGIN_DIR, "libeulernpu_zynq_ps.so")
         before = sha256(plugin)
@@ -152,6 +218,12 @@ class ZynqPsTest(CliTestCase):
             "neon": (variant("neon", "neon_bits: 128", "neon_bits: 96"),
                      "key 'neon_bits': must be 64 or 128"),
             "twice": (variant("twice", "", "") + "cores: 2\n", "key 'cores' appears twice"),
+            "nocost": (variant("nocost", "", "").split("cost:")[0], "key 'cost': is required"),
+            "zerorate": (variant("zerorate", "int8_gemm_macs_per_cycle: 2",
+                                 "int8_gemm_macs_per_cycle: 0"),
+                         "key 'cost.int8_gemm_macs_per_cycle': must be greater than 0"),
+            "costtypo": (variant("costtypo", "cycles_per_element", "cycles_per_elem"),
+                         "key 'cost.cycles_per_elem': unknown key"),
         }
         extra = self.path("devices")
         os.mkdir(extra)

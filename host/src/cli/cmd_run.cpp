@@ -142,6 +142,9 @@ int cmd_run(Context& ctx, int argc, char** argv) {
                            {"inference_scheme", baked},
                            {"plugin_dirs", ctx.search_path_string()}};
   if (estimate_only) run_options.emplace_back("estimate_only", "1");
+  // Backends whose report costs nothing attach it to every run (npu_sim);
+  // others only when it is asked for.
+  if (args->count("report")) run_options.emplace_back("report", "1");
   std::string report;
   std::vector<Tensor> outputs;
   if (partitioned) {
@@ -165,7 +168,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
                       "backend '" + backend.name + "' reports nothing about a run" +
                           (estimate_only ? " and cannot estimate one" : ""),
                       "drop --report/--estimate-only, or use a backend that reports "
-                      "(npu_sim)");
+                      "(npu_sim, zynq_ps)");
     }
   }
   if (!report.empty()) {

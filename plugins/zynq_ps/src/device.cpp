@@ -25,7 +25,7 @@ Device parse_device(const std::string& text, const std::string& source) {
   const files::Reader r(kind(), source);
   r.only_keys(root, "",
               {"name", "description", "soc", "cpu", "arch", "cores", "clock_mhz", "neon_bits",
-               "l1d_kib", "l1i_kib", "l2_kib", "ddr_gbps"});
+               "l1d_kib", "l1i_kib", "l2_kib", "ddr_gbps", "cost"});
   Device d;
   d.source = source;
   d.name = r.string(r.required(root, "", "name"), "name");
@@ -52,6 +52,27 @@ Device parse_device(const std::string& text, const std::string& source) {
   d.l1i_kib = r.integer(r.required(root, "", "l1i_kib"), "l1i_kib", 1, 1024);
   d.l2_kib = r.integer(r.required(root, "", "l2_kib"), "l2_kib", 0, 65536);
   d.ddr_gbps = r.number(r.required(root, "", "ddr_gbps"), "ddr_gbps", 0, true, 1000);
+  const YAML::Node cost = r.required(root, "", "cost");
+  r.only_keys(
+      cost, "cost",
+      {"int8_gemm_macs_per_cycle", "int8_depthwise_macs_per_cycle", "int8_scalar_macs_per_cycle",
+       "float_gemm_macs_per_cycle", "float_scalar_macs_per_cycle", "cycles_per_element",
+       "copy_bytes_per_cycle", "op_overhead_cycles"});
+  Device::Cost& c = d.cost;
+  // Rates are per core and per cycle: above 64 MACs a cycle is no Cortex-A
+  // core's, and no op costs more than a million cycles before it starts.
+  const auto rate = [&](const char* key, double hi) {
+    return r.number(r.required(cost, "cost", key), std::string("cost.") + key, 0, true, hi);
+  };
+  c.int8_gemm_macs_per_cycle = rate("int8_gemm_macs_per_cycle", 64);
+  c.int8_depthwise_macs_per_cycle = rate("int8_depthwise_macs_per_cycle", 64);
+  c.int8_scalar_macs_per_cycle = rate("int8_scalar_macs_per_cycle", 64);
+  c.float_gemm_macs_per_cycle = rate("float_gemm_macs_per_cycle", 64);
+  c.float_scalar_macs_per_cycle = rate("float_scalar_macs_per_cycle", 64);
+  c.cycles_per_element = rate("cycles_per_element", 10000);
+  c.copy_bytes_per_cycle = rate("copy_bytes_per_cycle", 1024);
+  c.op_overhead_cycles = r.number(r.required(cost, "cost", "op_overhead_cycles"),
+                                  "cost.op_overhead_cycles", 0, false, 1e6);
   return d;
 }
 
@@ -73,6 +94,15 @@ nlohmann::ordered_json device_json(const Device& d) {
   j["l1i_kib"] = d.l1i_kib;
   j["l2_kib"] = d.l2_kib;
   j["ddr_gbps"] = d.ddr_gbps;
+  const Device::Cost& c = d.cost;
+  j["cost"] = {{"int8_gemm_macs_per_cycle", c.int8_gemm_macs_per_cycle},
+               {"int8_depthwise_macs_per_cycle", c.int8_depthwise_macs_per_cycle},
+               {"int8_scalar_macs_per_cycle", c.int8_scalar_macs_per_cycle},
+               {"float_gemm_macs_per_cycle", c.float_gemm_macs_per_cycle},
+               {"float_scalar_macs_per_cycle", c.float_scalar_macs_per_cycle},
+               {"cycles_per_element", c.cycles_per_element},
+               {"copy_bytes_per_cycle", c.copy_bytes_per_cycle},
+               {"op_overhead_cycles", c.op_overhead_cycles}};
   return j;
 }
 

@@ -25,6 +25,21 @@ struct Device {
   int64_t neon_bits = 128;
   int64_t l1d_kib = 0, l1i_kib = 0, l2_kib = 0;
   double ddr_gbps = 0;  // PS DDR bandwidth, GB/s
+  // The latency estimate's figures for one core of this kind
+  // (docs/backends/zynq_ps.md, "Latency estimate"): sustained
+  // multiply-accumulates per cycle of each kernel, cycles per output element
+  // (requantization, elementwise work), bytes per cycle of a copy (Reshape,
+  // Concat, ...) and a fixed cost per op.
+  struct Cost {
+    double int8_gemm_macs_per_cycle = 0;
+    double int8_depthwise_macs_per_cycle = 0;
+    double int8_scalar_macs_per_cycle = 0;
+    double float_gemm_macs_per_cycle = 0;
+    double float_scalar_macs_per_cycle = 0;
+    double cycles_per_element = 0;
+    double copy_bytes_per_cycle = 0;
+    double op_overhead_cycles = 0;
+  } cost;
 };
 
 // Parses a descriptor; `source` names it in errors (a file path, or

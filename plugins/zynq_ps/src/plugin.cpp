@@ -9,7 +9,9 @@
 
 #include "bundle.hpp"
 #include "device.hpp"
+#include "estimate.hpp"
 #include "eulernpu/kit/executor.hpp"
+#include "eulernpu/kit/lowered_graph.hpp"
 #include "eulernpu/kit/lowering.hpp"
 #include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/backend.hpp"
@@ -89,7 +91,21 @@ class ZynqPsBackend : public sdk::Backend {
     const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
                                        std::string("artifact ") + kDeviceFile);
     check_core_mode(device, options);
-    kit::run_artifact(artifact, options, inputs, out);
+    const bool estimate_only = options.get("estimate_only", "0") == "1";
+    if (!estimate_only) kit::run_artifact(artifact, options, inputs, out);
+    // The estimate is asked for (run --report / --estimate-only), not
+    // printed with every run: it describes the board, not this host.
+    if (estimate_only || options.get("report", "0") == "1") {
+      const std::string threads = options.get("threads", "0");
+      int64_t t = 0;
+      try {
+        t = std::stoll(threads);
+      } catch (const std::exception&) {
+        throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line",
+                         "threads '" + threads + "' is not a number", "pass --threads N");
+      }
+      out.attach_report(estimate_report(kit::read_lowered(artifact), device, t).dump(2) + "\n");
+    }
   }
 
   void export_bundle(sdk::ArtifactReader& artifact, const sdk::Options& options,
