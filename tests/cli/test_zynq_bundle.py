@@ -9,7 +9,8 @@ the errors of `export` and of the runner on the board.
 
 Every bundle is built from its own directory into a fresh build tree;
 ccache (when installed) compiles the kernel files that bundles share
-once, which keeps the suite's time in bounds.
+once, and the armv7-a bundles are built at -O1 (BUILD_FLAGS below), which
+keeps the suite's time in bounds.
 """
 import filecmp
 import hashlib
