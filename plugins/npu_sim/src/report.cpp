@@ -33,27 +33,15 @@ constexpr const char* kTotalRates[] = {"latency_ms", "throughput_ips", "mac_util
   sdk::errors::artifact_corrupt(source + ": " + what, "npu_sim");
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-// 1234567 -> "1,234,567": cycle counts are read across a table.
-std::string grouped(int64_t v) {
-  const uint64_t magnitude = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : uint64_t(v);
-  std::string digits = std::to_string(magnitude);
-  for (size_t i = digits.size(); i > 3; i -= 3) digits.insert(i - 3, 1, ',');
-  if (v < 0) digits.insert(digits.begin(), '-');
-  return digits;
-}
+using sdk::fixed_cell;
+using sdk::grouped_cell;
 
 std::string summary(const ordered_json& r) {
   const bool multi = r["core_mode"] == "multi";
-  std::string s = "npu_sim: device " + r["device"].get<std::string>() + " (" +
-                  r["array"].get<std::string>() + ", " + fixed(r["clock_mhz"].get<double>(), 0) +
-                  " MHz), core mode " + r["core_mode"].get<std::string>() +
-                  (multi ? ", figures per batch of 4" : "") + "\n";
+  std::string s =
+      "npu_sim: device " + r["device"].get<std::string>() + " (" + r["array"].get<std::string>() +
+      ", " + fixed_cell(r["clock_mhz"].get<double>(), 0) + " MHz), core mode " +
+      r["core_mode"].get<std::string>() + (multi ? ", figures per batch of 4" : "") + "\n";
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"node", "op", "unit", "cores", "cycles", "stall", "sync", "MACs", "util",
                   "DRAM read", "DRAM write", "SRAM peak"});
@@ -62,12 +50,12 @@ std::string summary(const ordered_json& r) {
     rows.push_back(
         {op["node"].get<std::string>(), op["op"].get<std::string>(), op["unit"].get<std::string>(),
          npu ? std::to_string(op["cores"].get<int64_t>()) : "-",
-         grouped(op["cycles"].get<int64_t>()), grouped(op["stall_cycles"].get<int64_t>()),
-         grouped(op["sync_cycles"].get<int64_t>()), grouped(op["macs"].get<int64_t>()),
-         npu ? fixed(op["mac_utilization"].get<double>() * 100, 1) + "%" : "-",
-         grouped(op["dram_read_bytes"].get<int64_t>()),
-         grouped(op["dram_write_bytes"].get<int64_t>()),
-         grouped(op["peak_sram_bytes"].get<int64_t>())});
+         grouped_cell(op["cycles"].get<int64_t>()), grouped_cell(op["stall_cycles"].get<int64_t>()),
+         grouped_cell(op["sync_cycles"].get<int64_t>()), grouped_cell(op["macs"].get<int64_t>()),
+         npu ? fixed_cell(op["mac_utilization"].get<double>() * 100, 1) + "%" : "-",
+         grouped_cell(op["dram_read_bytes"].get<int64_t>()),
+         grouped_cell(op["dram_write_bytes"].get<int64_t>()),
+         grouped_cell(op["peak_sram_bytes"].get<int64_t>())});
   }
   // Node, op and unit read left-aligned; the figures right-aligned.
   s += sdk::text_table(
@@ -75,14 +63,14 @@ std::string summary(const ordered_json& r) {
   const ordered_json& t = r["totals"];
   s += "Totals:\n";
   s += sdk::text_table(
-      {{"cycles", grouped(t["cycles"].get<int64_t>())},
-       {"latency", fixed(t["latency_ms"].get<double>(), 4) + " ms"},
-       {"throughput", fixed(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
-       {"MACs", grouped(t["macs"].get<int64_t>())},
-       {"MAC utilization", fixed(t["mac_utilization"].get<double>() * 100, 2) + "%"},
-       {"DRAM read", grouped(t["dram_read_bytes"].get<int64_t>()) + " B"},
-       {"DRAM write", grouped(t["dram_write_bytes"].get<int64_t>()) + " B"},
-       {"peak SRAM per core", grouped(t["peak_sram_bytes"].get<int64_t>()) + " B"}},
+      {{"cycles", grouped_cell(t["cycles"].get<int64_t>())},
+       {"latency", fixed_cell(t["latency_ms"].get<double>(), 4) + " ms"},
+       {"throughput", fixed_cell(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
+       {"MACs", grouped_cell(t["macs"].get<int64_t>())},
+       {"MAC utilization", fixed_cell(t["mac_utilization"].get<double>() * 100, 2) + "%"},
+       {"DRAM read", grouped_cell(t["dram_read_bytes"].get<int64_t>()) + " B"},
+       {"DRAM write", grouped_cell(t["dram_write_bytes"].get<int64_t>()) + " B"},
+       {"peak SRAM per core", grouped_cell(t["peak_sram_bytes"].get<int64_t>()) + " B"}},
       {false, true}, 2);
   return s;
 }

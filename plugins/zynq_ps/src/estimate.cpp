@@ -1,7 +1,6 @@
 #include "estimate.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -146,22 +145,13 @@ OpCost op_cost(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
   return c;
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string grouped(int64_t v) {
-  std::string digits = std::to_string(v);
-  for (size_t i = digits.size(); i > 3; i -= 3) digits.insert(i - 3, 1, ',');
-  return digits;
-}
+using sdk::fixed_cell;
+using sdk::grouped_cell;
 
 std::string summary(const ordered_json& r) {
   std::string s = "zynq_ps: device " + r["device"].get<std::string>() + " (" +
                   r["cpu"].get<std::string>() + ", " + r["arch"].get<std::string>() + ", " +
-                  fixed(r["clock_mhz"].get<double>(), 0) + " MHz), " +
+                  fixed_cell(r["clock_mhz"].get<double>(), 0) + " MHz), " +
                   std::to_string(r["threads"].get<int64_t>()) + " of " +
                   std::to_string(r["cores"].get<int64_t>()) + " cores, estimated\n";
   std::vector<std::vector<std::string>> rows;
@@ -170,19 +160,20 @@ std::string summary(const ordered_json& r) {
   for (const auto& op : r["ops"]) {
     const double us = op["time_us"].get<double>();
     rows.push_back({op["node"].get<std::string>(), op["op"].get<std::string>(),
-                    op["kernel"].get<std::string>(), grouped(op["macs"].get<int64_t>()),
-                    grouped(op["bytes"].get<int64_t>()), op["bound"].get<std::string>(),
-                    fixed(us, 1), fixed(total_us > 0 ? 100.0 * us / total_us : 0.0, 1) + "%"});
+                    op["kernel"].get<std::string>(), grouped_cell(op["macs"].get<int64_t>()),
+                    grouped_cell(op["bytes"].get<int64_t>()), op["bound"].get<std::string>(),
+                    fixed_cell(us, 1),
+                    fixed_cell(total_us > 0 ? 100.0 * us / total_us : 0.0, 1) + "%"});
   }
   s += sdk::text_table(rows, {false, false, false, true, true, false, true, true}, 2);
   const ordered_json& t = r["totals"];
   s += "Totals:\n";
   s += sdk::text_table(
-      {{"latency", fixed(t["latency_ms"].get<double>(), 3) + " ms"},
-       {"latency on 1 core", fixed(t["latency_ms_1_thread"].get<double>(), 3) + " ms"},
-       {"throughput", fixed(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
-       {"MACs", grouped(t["macs"].get<int64_t>())},
-       {"arena", grouped(t["arena_bytes"].get<int64_t>()) + " B"}},
+      {{"latency", fixed_cell(t["latency_ms"].get<double>(), 3) + " ms"},
+       {"latency on 1 core", fixed_cell(t["latency_ms_1_thread"].get<double>(), 3) + " ms"},
+       {"throughput", fixed_cell(t["throughput_ips"].get<double>(), 1) + " inferences/s"},
+       {"MACs", grouped_cell(t["macs"].get<int64_t>())},
+       {"arena", grouped_cell(t["arena_bytes"].get<int64_t>()) + " B"}},
       {false, true}, 2);
   return s;
 }
@@ -212,14 +203,14 @@ ordered_json estimate_report(const kit::LoweredArtifact& lowered, const Device& 
   for (size_t index : lowered.plan.schedule) {
     const kit::LoweredNode& n = lowered.graph.nodes[index];
     const OpCost oc = op_cost(lowered, n);
-    int64_t out_elements = 0, out_bytes = 0, bytes = 0;
+    int64_t out_elements = 0, out_bytes = 0;
     for (const std::string& name : n.outputs) {
       if (const kit::TensorDecl* t = tensor(lowered, name)) {
         out_elements += elements(*t);
         out_bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));
       }
     }
-    bytes = out_bytes;
+    int64_t bytes = out_bytes;
     for (const std::string& name : n.inputs) {
       if (const kit::TensorDecl* t = tensor(lowered, name)) {
         bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));

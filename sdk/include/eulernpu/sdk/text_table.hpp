@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,23 @@ inline std::string text_table(const std::vector<std::vector<std::string>>& rows,
     out += line + "\n";
   }
   return out;
+}
+
+// A table cell: `v` with `digits` decimals ("%.*f").
+inline std::string fixed_cell(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// 1234567 -> "1,234,567": counts of cycles, MACs and bytes are read across
+// a table.
+inline std::string grouped_cell(int64_t v) {
+  const uint64_t magnitude = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : uint64_t(v);
+  std::string digits = std::to_string(magnitude);
+  for (size_t i = digits.size(); i > 3; i -= 3) digits.insert(i - 3, 1, ',');
+  if (v < 0) digits.insert(digits.begin(), '-');
+  return digits;
 }
 
 }  // namespace eulernpu::sdk
