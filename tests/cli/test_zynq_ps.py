@@ -33,6 +33,7 @@ l2_kib: 128
 ddr_gbps: 1.5
 cost:
   int8_gemm_macs_per_cycle: 2
+  int8_dot_macs_per_cycle: 4
   int8_depthwise_macs_per_cycle: 1
   int8_scalar_macs_per_cycle: 0.5
   float_gemm_macs_per_cycle: 1
@@ -137,10 +138,21 @@ class ZynqPsTest(CliTestCase):
         self.assertRegex(text, r"Estimate OK: report of backend 'zynq_ps' written\n$")
         self.assertEqual((rep["format"], rep["version"], rep["threads"]),
                          ("eulernpu-zynq_ps-estimate", 1, 2))
-        # Every scheduled op once, and the convs on the NEON int8 GEMM.
+        # Every scheduled op once, and the convs and the classifier (8 rows
+        # of A at batch 8) on the NEON int8 GEMM's register blocks.
         self.assertEqual(sorted(op["node"] for op in rep["ops"]), sorted(nodes))
         kernels = {op["op"]: op["kernel"] for op in rep["ops"]}
-        self.assertEqual(kernels["QConv"], "int8 gemm")
+        self.assertEqual((kernels["QConv"], kernels["QGemm"]), ("int8 gemm", "int8 gemm"))
+        # At batch 1 the classifier runs on the GEMM's dot products; the
+        # other int8 kernels each have their own rate.
+        other = self.path("convnet")
+        self.compile_zynq("convnet", other, "--target-device", "zcu104")
+        self.ok("run", "--artifact", other, "--estimate-only", "--report", other + ".json")
+        with open(other + ".json") as f:
+            kernels = {op["node"]: op["kernel"] for op in json.load(f)["ops"]}
+        self.assertEqual({n: kernels[n] for n in ("conv1", "dw", "fc", "deconv")},
+                         {"conv1": "int8 gemm", "dw": "int8 depthwise", "fc": "int8 dot",
+                          "deconv": "int8 scalar"})
         t = rep["totals"]
         self.assertAlmostEqual(sum(op["time_us"] for op in rep["ops"]) / 1000, t["latency_ms"])
         self.assertEqual(t["macs"], sum(op["macs"] for op in rep["ops"]))

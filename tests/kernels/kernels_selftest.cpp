@@ -24,6 +24,7 @@
 #include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kernels/pool.hpp"
 #include "eulernpu/kernels/table.hpp"
+#include "requantize_row.hpp"
 
 // The definitions below index vectors with int64 positions for brevity,
 // which -Wconversion reports on 32-bit ARM; the kernels themselves build
@@ -90,12 +91,13 @@ int8_t rq(int64_t acc, qmath::FixedMultiplier m, int32_t zp, int32_t lo = -128, 
 // Shapes that fill the ISA variants' register blocks (NEON: 4 rows × 8
 // columns; AVX-512: 6 rows × 64 columns) and leave every kind of remainder.
 void gemm_cases() {
-  const k::QGemmShape shapes[] = {{7, 45, 37}, {16, 64, 24}, {5, 3, 9}, {1, 1, 1}, {9, 200, 71}};
-  const k::QGemmOutput outs[] = {{-9, 4, -100, 120},
-                                 {3, -2, -128, 127},
-                                 {0, 0, -128, 127},
-                                 {-128, 5, 5, 127},
-                                 {127, -7, -128, 0}};
+  // The last two: a fully connected layer at batch 1 and a narrow GEMM,
+  // which NEON computes as dot products of transposed columns.
+  const k::QGemmShape shapes[] = {{7, 45, 37},  {16, 64, 24}, {5, 3, 9}, {1, 1, 1},
+                                  {9, 200, 71}, {10, 300, 1}, {6, 33, 6}};
+  const k::QGemmOutput outs[] = {{-9, 4, -100, 120}, {3, -2, -128, 127}, {0, 0, -128, 127},
+                                 {-128, 5, 5, 127},  {127, -7, -128, 0}, {0, -3, -128, 127},
+                                 {-1, 9, -20, 127}};
   for (size_t c = 0; c < std::size(shapes); ++c) {
     const k::QGemmShape s = shapes[c];
     const k::QGemmOutput out = outs[c];
@@ -213,6 +215,10 @@ void conv_cases() {
   conv_case("qconv/depthwise",
             geometry(4, 4, 4, {1, 10, 9}, {1, 3, 3}, {1, 2, 2}, {1, 1, 2}, {0, 1, 2}, false),
             false);
+  // Output rows of 21: the vector requantization's blocks of 8 and a tail.
+  conv_case("qconv/depthwise_wide",
+            geometry(3, 3, 3, {1, 7, 21}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
+            false);
   conv_case("qconv/1d",
             geometry(3, 4, 1, {1, 1, 30}, {1, 1, 5}, {1, 1, 3}, {1, 1, 1}, {0, 0, 2}, false),
             false);
@@ -220,6 +226,41 @@ void conv_cases() {
             geometry(2, 3, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, false), false);
   conv_case("qconv_transpose/2d",
             geometry(4, 6, 2, {1, 5, 6}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, true), true);
+}
+
+// The requantization of a row of accumulators (NEON lanes on ARM) against
+// qmath::requantize, one output at a time, at the edges of its arithmetic:
+// int32's extremes, the largest and smallest multipliers and shifts, zero,
+// and narrowed clamps.
+void requantize_cases() {
+  const int32_t accs[] = {0,           1,         -1,     2147483647, -2147483647 - 1, 1073741824,
+                          -1073741825, 123456789, -98765, 65535,      32768,           -32769,
+                          255,         -256,      127,    -128};
+  const qmath::FixedMultiplier ms[] = {{1 << 30, 1},  {2147483647, 1}, {2147483647, 62},
+                                       {1 << 30, 62}, {0, 1},          {1518500250, 31},
+                                       {1 << 30, 8},  {1999999999, 20}};
+  const int32_t clamps[][3] = {{0, -128, 127}, {-128, -128, 127}, {127, -128, 127}, {5, -3, 90}};
+  const int64_t n = static_cast<int64_t>(std::size(accs));
+  for (const auto& c : clamps) {
+    Bytes got, want;
+    for (const auto& m : ms) {
+      for (const int32_t offset : {0, -7, 3}) {
+        // Offsets keep acc + offset in int32, as the callers prove.
+        std::vector<int32_t> acc;
+        for (const int32_t a : accs) {
+          acc.push_back(a > 2147483647 - 8 || a < -2147483647 + 8 ? a - (a > 0 ? 8 : -8) : a);
+        }
+        Bytes y(static_cast<size_t>(n));
+        k::detail::requantize_row(acc.data(), n, offset, m, c[0], c[1], c[2], y.data());
+        got.insert(got.end(), y.begin(), y.end());
+        for (int64_t i = 0; i < n; ++i)
+          want.push_back(rq(int64_t{acc[i]} + offset, m, c[0], c[1], c[2]));
+      }
+    }
+    const std::string name = "requantize_row/zp" + std::to_string(c[0]) + "/" +
+                             std::to_string(c[1]) + ".." + std::to_string(c[2]);
+    report(name.c_str(), got, got, want);
+  }
 }
 
 void matmul_cases() {
@@ -588,6 +629,7 @@ void movement_cases() {
 
 int main() {
   gemm_cases();
+  requantize_cases();
   conv_cases();
   matmul_cases();
   elementwise_cases();

@@ -55,9 +55,9 @@ Device parse_device(const std::string& text, const std::string& source) {
   const YAML::Node cost = r.required(root, "", "cost");
   r.only_keys(
       cost, "cost",
-      {"int8_gemm_macs_per_cycle", "int8_depthwise_macs_per_cycle", "int8_scalar_macs_per_cycle",
-       "float_gemm_macs_per_cycle", "float_scalar_macs_per_cycle", "cycles_per_element",
-       "copy_bytes_per_cycle", "op_overhead_cycles"});
+      {"int8_gemm_macs_per_cycle", "int8_dot_macs_per_cycle", "int8_depthwise_macs_per_cycle",
+       "int8_scalar_macs_per_cycle", "float_gemm_macs_per_cycle", "float_scalar_macs_per_cycle",
+       "cycles_per_element", "copy_bytes_per_cycle", "op_overhead_cycles"});
   Device::Cost& c = d.cost;
   // Rates are per core and per cycle: above 64 MACs a cycle is no Cortex-A
   // core's, and no op costs more than a million cycles before it starts.
@@ -65,6 +65,7 @@ Device parse_device(const std::string& text, const std::string& source) {
     return r.number(r.required(cost, "cost", key), std::string("cost.") + key, 0, true, hi);
   };
   c.int8_gemm_macs_per_cycle = rate("int8_gemm_macs_per_cycle", 64);
+  c.int8_dot_macs_per_cycle = rate("int8_dot_macs_per_cycle", 64);
   c.int8_depthwise_macs_per_cycle = rate("int8_depthwise_macs_per_cycle", 64);
   c.int8_scalar_macs_per_cycle = rate("int8_scalar_macs_per_cycle", 64);
   c.float_gemm_macs_per_cycle = rate("float_gemm_macs_per_cycle", 64);
@@ -96,6 +97,7 @@ nlohmann::ordered_json device_json(const Device& d) {
   j["ddr_gbps"] = d.ddr_gbps;
   const Device::Cost& c = d.cost;
   j["cost"] = {{"int8_gemm_macs_per_cycle", c.int8_gemm_macs_per_cycle},
+               {"int8_dot_macs_per_cycle", c.int8_dot_macs_per_cycle},
                {"int8_depthwise_macs_per_cycle", c.int8_depthwise_macs_per_cycle},
                {"int8_scalar_macs_per_cycle", c.int8_scalar_macs_per_cycle},
                {"float_gemm_macs_per_cycle", c.float_gemm_macs_per_cycle},

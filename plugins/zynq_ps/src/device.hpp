@@ -32,6 +32,7 @@ struct Device {
   // Concat, ...) and a fixed cost per op.
   struct Cost {
     double int8_gemm_macs_per_cycle = 0;
+    double int8_dot_macs_per_cycle = 0;
     double int8_depthwise_macs_per_cycle = 0;
     double int8_scalar_macs_per_cycle = 0;
     double float_gemm_macs_per_cycle = 0;

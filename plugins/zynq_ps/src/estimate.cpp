@@ -16,7 +16,9 @@ using nlohmann::ordered_json;
 // Which kernel runs an op, and so which of the device's rates applies.
 enum class Kernel {
   kInt8Gemm,
+  kInt8Dot,
   kInt8Depthwise,
+  kInt8Rows,
   kInt8Scalar,
   kFloatGemm,
   kFloatScalar,
@@ -28,8 +30,12 @@ const char* kernel_name(Kernel k) {
   switch (k) {
     case Kernel::kInt8Gemm:
       return "int8 gemm";
+    case Kernel::kInt8Dot:
+      return "int8 dot";
     case Kernel::kInt8Depthwise:
       return "int8 depthwise";
+    case Kernel::kInt8Rows:
+      return "int8 rows";
     case Kernel::kInt8Scalar:
       return "int8 scalar";
     case Kernel::kFloatGemm:
@@ -48,7 +54,10 @@ double macs_per_cycle(Kernel k, const Device::Cost& c) {
   switch (k) {
     case Kernel::kInt8Gemm:
       return c.int8_gemm_macs_per_cycle;
+    case Kernel::kInt8Dot:
+      return c.int8_dot_macs_per_cycle;
     case Kernel::kInt8Depthwise:
+    case Kernel::kInt8Rows:  // the same load, multiply-accumulate, store per 4 lanes
       return c.int8_depthwise_macs_per_cycle;
     case Kernel::kInt8Scalar:
       return c.int8_scalar_macs_per_cycle;
@@ -91,9 +100,10 @@ struct OpCost {
 };
 
 // The MACs of the matrix ops, counted as docs/real_models.md counts them,
-// and the kernel the kit dispatches them to: the NEON int8 GEMM needs 8
-// output columns (conv: output pixels; QGemm/QMatMul: rows of A), fewer
-// run its scalar tail; depthwise convs run the direct per-channel path.
+// and the kernel the kit dispatches them to: the NEON int8 GEMM's register
+// blocks need 8 output columns (conv: output pixels; QGemm: rows of A),
+// fewer run as its dot products; depthwise convs run the direct
+// per-channel loop and QMatMul its own row loop.
 OpCost op_cost(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
   const bool conv = n.op == "Conv" || n.op == "QConv";
   const bool convt = n.op == "ConvTranspose" || n.op == "QConvTranspose";
@@ -128,7 +138,7 @@ OpCost op_cost(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
     if (depthwise) {
       c.kernel = int8 ? Kernel::kInt8Depthwise : Kernel::kFloatScalar;
     } else if (int8) {
-      c.kernel = convt || pixels < 8 ? Kernel::kInt8Scalar : Kernel::kInt8Gemm;
+      c.kernel = convt ? Kernel::kInt8Scalar : pixels < 8 ? Kernel::kInt8Dot : Kernel::kInt8Gemm;
     } else {
       c.kernel = convt ? Kernel::kFloatScalar : Kernel::kFloatGemm;
     }
@@ -141,7 +151,13 @@ OpCost op_cost(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
                                          : x->shape.back();
   const int64_t rows = x->shape.size() == 1 ? 1 : elements(*x) / std::max<int64_t>(k, 1);
   c.macs = elements(*y) * k;
-  c.kernel = int8 ? (rows < 8 ? Kernel::kInt8Scalar : Kernel::kInt8Gemm) : Kernel::kFloatGemm;
+  if (!int8) {
+    c.kernel = Kernel::kFloatGemm;
+  } else if (n.op == "QMatMul") {
+    c.kernel = Kernel::kInt8Rows;
+  } else {
+    c.kernel = rows < 8 ? Kernel::kInt8Dot : Kernel::kInt8Gemm;
+  }
   return c;
 }
 

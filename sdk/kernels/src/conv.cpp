@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "requantize_row.hpp"
+
 namespace eulernpu::kernels {
 namespace {
 
@@ -142,11 +144,8 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
             acc[static_cast<size_t>(o2)] += wv * row[o2 * s2];
           }
         }
-        int8_t* dst = y + (o0 * g.out[1] + o1) * g.out[2];
-        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-          dst[o2] = static_cast<int8_t>(qmath::requantize(acc[static_cast<size_t>(o2)], m[ch],
-                                                          p.y_zero_point, p.qmin, p.qmax));
-        }
+        detail::requantize_row(acc.data(), g.out[2], 0, m[ch], p.y_zero_point, p.qmin, p.qmax,
+                               y + (o0 * g.out[1] + o1) * g.out[2]);
       }
     }
   });
@@ -206,11 +205,8 @@ void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
         }
       }
     }
-    int8_t* y = y_all + task * plane;
-    for (int64_t q = 0; q < plane; ++q) {
-      y[q] = static_cast<int8_t>(
-          qmath::requantize(acc[static_cast<size_t>(q)], m[o], p.y_zero_point, p.qmin, p.qmax));
-    }
+    detail::requantize_row(acc.data(), plane, 0, m[o], p.y_zero_point, p.qmin, p.qmax,
+                           y_all + task * plane);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "int8_gemm_variants.hpp"
+#include "requantize_row.hpp"
 
 namespace eulernpu::kernels {
 
@@ -30,11 +31,8 @@ void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, co
     // Σ w·(x − zp) = Σ w·x − zp·Σ w; both terms and their difference stay
     // inside the bound the quantizer proved.
     const int32_t offset = (bias ? bias[o] : 0) - out.x_zero_point * row_sum;
-    int8_t* yrow = y + o * s.columns;
-    for (int64_t p = 0; p < s.columns; ++p) {
-      yrow[p] = static_cast<int8_t>(sdk::qmath::requantize(
-          acc[static_cast<size_t>(p)] + offset, m[o], out.y_zero_point, out.qmin, out.qmax));
-    }
+    requantize_row(acc.data(), s.columns, offset, m[o], out.y_zero_point, out.qmin, out.qmax,
+                   y + o * s.columns);
   }
 }
 

@@ -1,20 +1,26 @@
 // qgemm_int8 with NEON (ARM builds only: aarch64, and armv7-a built with
 // -mfpu=neon; elsewhere the file is empty and int8_gemm_variants() does not
 // list it). For the Cortex-A9 and Cortex-A53 of zynq_ps's devices, which
-// have no SDOT: int8 products are formed by widening multiply-accumulates
-// (vmlal_n_s16: int16 × int16 → int32), exact because an int8 × int8
-// product fits in int16 inputs and int32 results.
-//
-// A block of 4 output rows × 8 output columns keeps its 8 int32x4
-// accumulators in registers over the whole depth: each step loads 8 bytes
-// of X once, widens them, and adds them times one weight to each row. The
-// accumulators hold the same integers as the scalar loop's (Σ w·x, exact:
-// the caller proved the bound), the zero point goes in through the row sums
-// as there, and every output is requantized by the same qmath call, so the
-// bytes are the scalar variant's. Columns and rows that do not fill a block
-// take the scalar loop, so a GEMM of fewer than 8 columns (a fully
-// connected layer at batch 1) gains nothing yet.
+// have no SDOT, int8 products come from widening multiplies, exact at
+// every step:
+//  - Blocks of 4 output rows × 8 output columns keep their 8 int32x4
+//    accumulators in registers over the whole depth: each step loads 8
+//    bytes of X once, widens them, and adds them times one weight to each
+//    row (vmlal_n_s16: int16 × int16 → int32).
+//  - The columns that do not fill a block (all of them in a fully
+//    connected layer at batch 1) are transposed once into depth-contiguous
+//    rows, and each output is a dot product of two int8 rows: 16 products
+//    per step as int16 (vmull_s8, |w·x| ≤ 2^14), added pairwise into int32
+//    lanes (vpadal).
+// The accumulators hold the scalar loop's integers (Σ w·x, exact: the
+// caller proved the bound, which holds for every partial sum too), the
+// zero point goes in through the row sums as there, and the outputs are
+// requantized by requantize_row (qmath's arithmetic in NEON lanes), so the
+// bytes are the scalar variant's.
+#include <vector>
+
 #include "int8_gemm_variants.hpp"
+#include "requantize_row.hpp"
 
 #if EULERNPU_KERNELS_HAVE_NEON
 #include <arm_neon.h>
@@ -23,6 +29,39 @@ namespace eulernpu::kernels::detail {
 namespace {
 
 constexpr int64_t kBlockColumns = 8;
+
+int32_t lanes_sum(int32x4_t v) {
+#if defined(__aarch64__)
+  return vaddvq_s32(v);
+#else
+  const int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+  return vget_lane_s32(vpadd_s32(s, s), 0);
+#endif
+}
+
+// Σ_k a[k] · b[k].
+int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {
+  int32x4_t acc = vdupq_n_s32(0);
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const int8x16_t va = vld1q_s8(a + k), vb = vld1q_s8(b + k);
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(va), vget_low_s8(vb)));
+    acc = vpadalq_s16(acc, vmull_s8(vget_high_s8(va), vget_high_s8(vb)));
+  }
+  int32_t sum = lanes_sum(acc);
+  for (; k < n; ++k) sum += int32_t{a[k]} * b[k];
+  return sum;
+}
+
+// Σ_k a[k]: 16 bytes per step, widened pairwise (vpaddl, vpadal).
+int32_t row_sum(const int8_t* a, int64_t n) {
+  int32x4_t acc = vdupq_n_s32(0);
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) acc = vpadalq_s16(acc, vpaddlq_s8(vld1q_s8(a + k)));
+  int32_t sum = lanes_sum(acc);
+  for (; k < n; ++k) sum += a[k];
+  return sum;
+}
 
 // acc[r][0..7] += Σ_k w[r, k] · x[k, p0..p0+7] for `Rows` rows.
 template <int Rows>
@@ -48,38 +87,53 @@ void block(const QGemmShape& s, const int8_t* w, const int8_t* x, int64_t p0, in
   }
 }
 
+// The columns [tail, s.columns) of X, transposed: one depth-contiguous row
+// per column.
+struct TailColumns {
+  int64_t begin = 0;
+  std::vector<int8_t> rows;
+};
+
+TailColumns transpose_tail(const QGemmShape& s, const int8_t* x) {
+  TailColumns t;
+  t.begin = s.columns / kBlockColumns * kBlockColumns;
+  const int64_t n = s.columns - t.begin;
+  t.rows.resize(static_cast<size_t>(n * s.depth));
+  for (int64_t k = 0; k < s.depth; ++k) {
+    for (int64_t c = 0; c < n; ++c)
+      t.rows[static_cast<size_t>(c * s.depth + k)] = x[k * s.columns + t.begin + c];
+  }
+  return t;
+}
+
 // Rows [o0, o0 + Rows): accumulate, then requantize.
 template <int Rows>
-void rows(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
-          const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y, int64_t o0) {
+void rows(const QGemmShape& s, const int8_t* w, const int8_t* x, const TailColumns& tail,
+          const int32_t* bias, const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out,
+          int8_t* y, int64_t o0) {
   const int8_t* wrows = w + o0 * s.depth;
   int32_t offset[Rows];
   for (int r = 0; r < Rows; ++r) {
-    int32_t row_sum = 0;
-    for (int64_t k = 0; k < s.depth; ++k) row_sum += wrows[r * s.depth + k];
     // Σ w·(x − zp) = Σ w·x − zp·Σ w, as the scalar variant forms it.
-    offset[r] = (bias ? bias[o0 + r] : 0) - out.x_zero_point * row_sum;
+    const int32_t zp_term =
+        out.x_zero_point == 0 ? 0 : out.x_zero_point * row_sum(wrows + r * s.depth, s.depth);
+    offset[r] = (bias ? bias[o0 + r] : 0) - zp_term;
   }
-  auto store = [&](int r, int64_t p, int32_t sum) {
-    y[(o0 + r) * s.columns + p] = static_cast<int8_t>(
-        sdk::qmath::requantize(sum + offset[r], m[o0 + r], out.y_zero_point, out.qmin, out.qmax));
+  auto requantize = [&](int r, const int32_t* acc, int64_t p, int64_t n) {
+    requantize_row(acc, n, offset[r], m[o0 + r], out.y_zero_point, out.qmin, out.qmax,
+                   y + (o0 + r) * s.columns + p);
   };
   int32_t acc[Rows * kBlockColumns];
-  int64_t p0 = 0;
-  for (; p0 + kBlockColumns <= s.columns; p0 += kBlockColumns) {
+  for (int64_t p0 = 0; p0 < tail.begin; p0 += kBlockColumns) {
     block<Rows>(s, wrows, x, p0, acc);
-    for (int r = 0; r < Rows; ++r) {
-      for (int64_t j = 0; j < kBlockColumns; ++j) store(r, p0 + j, acc[r * kBlockColumns + j]);
-    }
+    for (int r = 0; r < Rows; ++r) requantize(r, acc + r * kBlockColumns, p0, kBlockColumns);
   }
+  const int64_t n = s.columns - tail.begin;
   for (int r = 0; r < Rows; ++r) {
-    for (int64_t p = p0; p < s.columns; ++p) {
-      int32_t sum = 0;
-      for (int64_t k = 0; k < s.depth; ++k) {
-        sum += int32_t{wrows[r * s.depth + k]} * x[k * s.columns + p];
-      }
-      store(r, p, sum);
+    for (int64_t c = 0; c < n; ++c) {
+      acc[c] = dot(wrows + r * s.depth, tail.rows.data() + c * s.depth, s.depth);
     }
+    requantize(r, acc, tail.begin, n);
   }
 }
 
@@ -87,9 +141,10 @@ void rows(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* 
 
 void qgemm_int8_neon(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
                      const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y) {
+  const TailColumns tail = transpose_tail(s, x);
   int64_t o = 0;
-  for (; o + 4 <= s.rows; o += 4) rows<4>(s, w, x, bias, m, out, y, o);
-  for (; o < s.rows; ++o) rows<1>(s, w, x, bias, m, out, y, o);
+  for (; o + 4 <= s.rows; o += 4) rows<4>(s, w, x, tail, bias, m, out, y, o);
+  for (; o < s.rows; ++o) rows<1>(s, w, x, tail, bias, m, out, y, o);
 }
 
 }  // namespace eulernpu::kernels::detail

@@ -12,8 +12,9 @@
 
 // NEON is architectural on aarch64; an armv7-a build has it when compiled
 // for it (-mfpu=neon), and then requires it of the CPU, as the
-// Cortex-A9 of every Zynq-7000 has.
-#if defined(__ARM_NEON) || defined(__ARM_NEON__)
+// Cortex-A9 of every Zynq-7000 has. EULERNPU_KERNELS_NO_NEON builds the
+// portable code alone, the baseline benchmarks/arm_kernels.sh counts against.
+#if (defined(__ARM_NEON) || defined(__ARM_NEON__)) && !defined(EULERNPU_KERNELS_NO_NEON)
 #define EULERNPU_KERNELS_HAVE_NEON 1
 #else
 #define EULERNPU_KERNELS_HAVE_NEON 0

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "requantize_row.hpp"
+
 namespace eulernpu::kernels {
 
 namespace qmath = sdk::qmath;
@@ -60,11 +62,8 @@ void qmatmul(const QMatMulParams& p, const int8_t* a, const int8_t* b, int8_t* y
           acc[static_cast<size_t>(j)] += av * (brow[j] - p.b_zero_point);
         }
       }
-      int8_t* yrow = y + row * p.n;
-      for (int64_t j = 0; j < p.n; ++j) {
-        yrow[j] = static_cast<int8_t>(qmath::requantize(acc[static_cast<size_t>(j)], p.multiplier,
-                                                        p.y_zero_point, p.qmin, p.qmax));
-      }
+      detail::requantize_row(acc.data(), p.n, 0, p.multiplier, p.y_zero_point, p.qmin, p.qmax,
+                             y + row * p.n);
     }
   });
 }

@@ -1,0 +1,119 @@
+// One int8 kernel call on the shapes of a small CNN, for counting the
+// instructions it retires under qemu-user (benchmarks/arm_kernels.sh):
+//   arm_kernels CASE REPEAT
+// sets up CASE's operands, runs the kernel REPEAT times and prints a digest
+// of the output, so the script can subtract a run of 1 from a run of 2 (the
+// setup cancels) and check that the NEON and the scalar builds computed the
+// same bytes. C++17 and the kernel library only, like the kernels'
+// self-test. The scalar build defines EULERNPU_KERNELS_NO_NEON.
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "eulernpu/kernels/conv.hpp"
+#include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/kernels/matmul.hpp"
+
+namespace k = eulernpu::kernels;
+namespace qmath = eulernpu::sdk::qmath;
+
+namespace {
+
+// A linear congruential generator rather than <random>: the setup runs
+// under the instruction trace too, and a cheap one keeps the trace short.
+uint32_t state = 11;
+
+std::vector<int8_t> codes(int64_t n, int lo, int hi) {
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  const uint32_t span = static_cast<uint32_t>(hi - lo + 1);
+  for (auto& c : v) {
+    state = state * 1664525u + 1013904223u;
+    c = static_cast<int8_t>(lo + static_cast<int>((state >> 8) % span));
+  }
+  return v;
+}
+
+struct Operands {
+  std::vector<int8_t> x, w, y;
+  std::vector<int32_t> bias;
+  std::vector<qmath::FixedMultiplier> m;
+};
+
+Operands operands(int64_t x, int64_t w, int64_t y, int64_t channels) {
+  Operands o{codes(x, -128, 127), codes(w, -127, 127), std::vector<int8_t>(static_cast<size_t>(y)),
+             std::vector<int32_t>(static_cast<size_t>(channels), 1000),
+             std::vector<qmath::FixedMultiplier>(static_cast<size_t>(channels),
+                                                 qmath::FixedMultiplier{1 << 30, 16})};
+  return o;
+}
+
+k::ConvParams conv_params(int64_t channels_in, int64_t channels_out, int64_t group, int64_t hw) {
+  k::ConvParams p;
+  k::ConvGeometry& g = p.g;
+  g.batch = 1;
+  g.in_channels = channels_in;
+  g.out_channels = channels_out;
+  g.group = group;
+  g.in = {1, hw, hw};
+  g.kernel = {1, 3, 3};
+  g.stride = {1, 1, 1};
+  g.dilation = {1, 1, 1};
+  g.pad = {0, 1, 1};
+  g.out = {1, hw, hw};
+  p.x_zero_point = -5;
+  p.y_zero_point = 3;
+  return p;
+}
+
+uint64_t digest(const std::vector<int8_t>& b) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int8_t v : b) h = (h ^ static_cast<uint8_t>(v)) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: arm_kernels conv3x3|depthwise3x3|fc|gemm_batch8 REPEAT\n");
+    return 2;
+  }
+  const std::string which = argv[1];
+  const int repeat = std::atoi(argv[2]);
+  Operands o;
+  std::function<void()> call;
+  if (which == "conv3x3") {  // 16 → 16 channels, 14×14: im2col and the int8 GEMM
+    const k::ConvParams p = conv_params(16, 16, 1, 14);
+    o = operands(16 * 196, 16 * 16 * 9, 16 * 196, 16);
+    call = [&o, p] { k::qconv(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "depthwise3x3") {  // 32 channels, 28×28: the direct loop
+    const k::ConvParams p = conv_params(32, 32, 32, 28);
+    o = operands(32 * 784, 32 * 9, 32 * 784, 32);
+    call = [&o, p] { k::qconv(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "fc") {  // 512 → 256 at batch 1: one GEMM column
+    k::QGemmParams p;
+    p.rows = 1;
+    p.n = 256;
+    p.k = 512;
+    p.a_zero_point = 7;
+    o = operands(512, 256 * 512, 256, 256);
+    call = [&o, p] { k::qgemm(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "gemm_batch8") {  // 512 → 64 at batch 8
+    k::QGemmParams p;
+    p.rows = 8;
+    p.n = 64;
+    p.k = 512;
+    p.a_zero_point = 7;
+    o = operands(8 * 512, 64 * 512, 8 * 64, 64);
+    call = [&o, p] { k::qgemm(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else {
+    std::fprintf(stderr, "arm_kernels: unknown case '%s'\n", which.c_str());
+    return 2;
+  }
+  for (int r = 0; r < repeat; ++r) call();
+  std::printf("%s %016" PRIx64 "\n", which.c_str(), digest(o.y));
+  return 0;
+}

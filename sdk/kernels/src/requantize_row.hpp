@@ -1,0 +1,62 @@
+// The requantization of a run of int32 accumulators that share one
+// multiplier (an output channel's positions, a MatMul row): each output is
+// qmath::requantize(acc[i] + offset, ...), written once here for the
+// kernels (internal to the kernel library). With NEON (ARM builds) four
+// lanes at a time, the same integers step for step: the product in 64 bits
+// (vmull_s32, exact), one rounding shift (vrshl: floor((p + 2^(s-1)) / 2^s),
+// computed without overflow, as qmath does), a saturating narrow to int32,
+// a saturating add of the zero point (any sum past int32 is clamped to
+// qmax ≤ 127 either way) and the clamp. Not vqrdmulh: that rounds twice.
+#pragma once
+
+#include <cstdint>
+
+#include "eulernpu/sdk/qmath.hpp"
+#include "int8_gemm_variants.hpp"
+
+#if EULERNPU_KERNELS_HAVE_NEON
+#include <arm_neon.h>
+#endif
+
+namespace eulernpu::kernels::detail {
+
+#if EULERNPU_KERNELS_HAVE_NEON
+// qmath::requantize on four lanes; qmin/qmax within int8.
+inline int32x4_t requantize_lanes(int32x4_t acc, const sdk::qmath::FixedMultiplier& m,
+                                  int32_t zero_point, int32_t qmin, int32_t qmax) {
+  const int32x2_t mult = vdup_n_s32(m.multiplier);
+  const int64x2_t shift = vdupq_n_s64(-static_cast<int64_t>(m.shift));
+  const int64x2_t lo = vrshlq_s64(vmull_s32(vget_low_s32(acc), mult), shift);
+  const int64x2_t hi = vrshlq_s64(vmull_s32(vget_high_s32(acc), mult), shift);
+  const int32x4_t r =
+      vqaddq_s32(vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi)), vdupq_n_s32(zero_point));
+  return vminq_s32(vmaxq_s32(r, vdupq_n_s32(qmin)), vdupq_n_s32(qmax));
+}
+#endif
+
+// y[i] = requantize(acc[i] + offset, m, zero_point, qmin, qmax) for i in
+// [0, n). The caller has proven acc[i] + offset fits int32 (the
+// accumulator bound of int8_gemm.hpp).
+inline void requantize_row(const int32_t* acc, int64_t n, int32_t offset,
+                           const sdk::qmath::FixedMultiplier& m, int32_t zero_point, int32_t qmin,
+                           int32_t qmax, int8_t* y) {
+#if EULERNPU_KERNELS_HAVE_NEON
+  const int64_t vector_end = n - n % 8;
+  const int32x4_t off = vdupq_n_s32(offset);
+  for (int64_t i = 0; i < vector_end; i += 8) {
+    const int32x4_t a =
+        requantize_lanes(vaddq_s32(vld1q_s32(acc + i), off), m, zero_point, qmin, qmax);
+    const int32x4_t b =
+        requantize_lanes(vaddq_s32(vld1q_s32(acc + i + 4), off), m, zero_point, qmin, qmax);
+    // Every lane is in [qmin, qmax] ⊆ int8: the narrows are exact.
+    vst1_s8(y + i, vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b))));
+  }
+#else
+  const int64_t vector_end = 0;
+#endif
+  for (int64_t i = vector_end; i < n; ++i) {
+    y[i] = static_cast<int8_t>(sdk::qmath::requantize(acc[i] + offset, m, zero_point, qmin, qmax));
+  }
+}
+
+}  // namespace eulernpu::kernels::detail
