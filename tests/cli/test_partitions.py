@@ -78,6 +78,15 @@ class PartitionTest(CliTestCase):
                          sorted(set(n["node"] for n in m["offloaded_nodes"])))
         for p in parts:
             self.assertTrue(os.path.isfile(os.path.join(npu, p["dir"], "graph.json")), p["dir"])
+            # Each partition's arena, as the kit planned it for the run on
+            # the host (npu_sim keeps that plan beside its NPU plan).
+            plan = "functional/plan.json" if p["backend"]["name"] == "npu_sim" else "plan.json"
+            with open(os.path.join(npu, p["dir"], plan), encoding="utf-8") as f:
+                self.assertEqual(p["lowered"]["arena_bytes"], json.load(f)["arena_bytes"])
+        self.assertNotIn("lowered", m)
+        r = self.ok("inspect", npu)
+        self.assertIn("Partitions:\n  p0.npu_sim (npu_sim)\n    ops ", r.stdout)
+        self.assertIn("  p1.cpu_ref (cpu_ref, on the host)\n", r.stdout)
         inputs = os.path.join(DIGITS, "test_inputs.npz")
         got, want = self.path("got.npz"), self.path("want.npz")
         report = self.path("report.json")

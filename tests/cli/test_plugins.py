@@ -272,6 +272,20 @@ class PluginFaultsTest(CliTestCase):
                            where="backend 'faulty' returned output " + where)
                 self.assert_absent(out)
 
+    def test_the_artifact_summary_reaches_the_manifest_and_a_bad_one_is_refused(self):
+        artifact = self.compiled()
+        with open(os.path.join(artifact, "manifest.json")) as f:
+            self.assertEqual(json.load(f)["lowered"], {"faults": 0})
+        self.assertIn("Lowered:\n  faults           0\n", self.ok("inspect", artifact).stdout)
+        out = self.path("b")
+        args, kw = self.faulty("bad_summary", "compile", "--spec",
+                               os.path.join(TINY_MLP, "spec.yaml"), "--weights",
+                               os.path.join(TINY_MLP, "weights.npz"), "--backend", "faulty",
+                               "--out", out)
+        self.error(*args, **kw, title="plugin returned invalid data",
+                   where="plugin 'faulty': an artifact summary that is not a JSON object")
+        self.assert_absent(out)
+
     def test_malformed_device_descriptions_are_errors_naming_the_plugin(self):
         for fault, where in (("null_device", "a null device description"),
                              ("small_device_info", "a device description of 8 bytes")):

@@ -159,6 +159,24 @@ class ZynqPsTest(CliTestCase):
         self.assertGreater(t["macs"], 0)
         with open(os.path.join(art, "plan.json")) as f:
             self.assertEqual(t["arena_bytes"], json.load(f)["arena_bytes"])
+        # The arena's size is in the manifest and in `inspect`, text and JSON.
+        with open(os.path.join(art, "manifest.json")) as f:
+            self.assertEqual(json.load(f)["lowered"]["arena_bytes"], t["arena_bytes"])
+        self.assertIn(f"  arena            {t['arena_bytes']:,} bytes (one static arena",
+                      self.ok("inspect", art).stdout)
+        shown = json.loads(self.ok("inspect", art, "--json").stdout)
+        self.assertEqual((shown["backend"]["name"], shown["target_device"]), ("zynq_ps", "zcu104"))
+        self.assertEqual(shown["lowered"]["arena_bytes"], t["arena_bytes"])
+        # A damaged manifest is the corrupt-artifact error; a model option
+        # given with an artifact is refused.
+        bad = self.path("bad_manifest")
+        shutil.copytree(art, bad)
+        with open(os.path.join(bad, "manifest.json"), "w") as f:
+            f.write("{")
+        r, _ = self.error("inspect", bad, title="artifact manifest is corrupt")
+        self.assertEqual(r.stdout, "")
+        self.error("inspect", art, "--backend", "cpu_ref", title="invalid command line",
+                   where="--backend applies to a model")
         # More cores are faster, never more than the device has, and the
         # figures are the same on every run.
         _, four = estimate()

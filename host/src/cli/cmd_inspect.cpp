@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/cli.hpp"
+#include "cli/inspect_artifact.hpp"
 #include "cli/model_source.hpp"
 #include "core/error.hpp"
 #include "core/node_summary.hpp"
@@ -49,8 +50,11 @@ std::vector<ValueRow> rows(const google::protobuf::RepeatedPtrField<onnx::ValueI
 int cmd_inspect(Context& ctx, int argc, char** argv) {
   cxxopts::Options options("eulernpu inspect",
                            "Show a model's inputs, outputs and ops, and how many nodes each "
-                           "loaded backend supports (and why not the rest).");
-  options.add_options()("file", "IR file (.mblt) or any model a frontend reads",
+                           "loaded backend supports (and why not the rest); or what a compiled "
+                           "artifact holds (backend, device, arena, files).");
+  options.add_options()("file",
+                        "IR file (.mblt), any model a frontend reads, or an artifact "
+                        "(directory or .mxq)",
                         cxxopts::value<std::string>())(
       "backend", "only this backend, with the partitions compile would cut",
       cxxopts::value<std::string>())("json", "print JSON")(
@@ -64,6 +68,18 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
   if (!args) return 0;
   require(*args, "inspect", "file");
   const std::string path = (*args)["file"].as<std::string>();
+  if (is_artifact_path(path)) {
+    for (const char* model_only : {"backend", "input-shape", "freeze-input"}) {
+      if (args->count(model_only)) {
+        throw UserError("invalid command line",
+                        std::string("--") + model_only + " applies to a model; '" + path +
+                            "' is a compiled artifact",
+                        "drop --" + std::string(model_only) + ", or inspect the source model");
+      }
+    }
+    inspect_artifact(path, args->count("json") > 0);
+    return 0;
+  }
 
   const auto shapes = name_values(*args, "input-shape", "input=1,3,224,224");
   const auto frozen = name_values(*args, "freeze-input", "sr=16000");

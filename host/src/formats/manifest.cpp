@@ -77,6 +77,7 @@ std::vector<uint8_t> make_manifest(const BuildRecord& r, const onnx::ModelProto&
     j["weights"] = {{"file", fs::path(r.weights_path).filename().string()},
                     {"sha256", sha256_file(r.weights_path)}};
   }
+  if (!r.lowered.is_null()) j["lowered"] = r.lowered;
   if (!r.partitions.is_null()) {
     j["partitions"] = r.partitions;
     j["offloaded_nodes"] = r.offloaded_nodes;

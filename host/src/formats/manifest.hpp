@@ -30,6 +30,9 @@ struct BuildRecord {
   // array and the nodes the target refused; null for a single backend.
   nlohmann::ordered_json partitions;
   nlohmann::ordered_json offloaded_nodes;
+  // What the backend said of its artifact (ABI 1.5, e.g. its arena's
+  // bytes); null if nothing. Partitions carry their own.
+  nlohmann::ordered_json lowered;
 };
 
 // {"name", "version", "abi"} of a plugin, as manifests record it.

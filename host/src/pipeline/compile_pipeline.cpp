@@ -53,7 +53,7 @@ CompiledModel compile_model(const PluginRegistry& registry, const onnx::ModelPro
   }
   BuildRecord& record = job.record;
   if (plan.single()) {
-    out.files = lower(backend, model, backend_options);
+    out.files = lower(backend, model, backend_options, &record.lowered);
     if (out.files.count("manifest.json")) {
       throw UserError("plugin returned invalid data",
                       "backend '" + backend.name + "' wrote manifest.json itself",

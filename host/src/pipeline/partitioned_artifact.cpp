@@ -55,8 +55,9 @@ FileSet lower_partitions(const PartitionPlan& plan, const KeyValues& target_opti
   for (size_t k = 0; k < plan.partitions.size(); ++k) {
     const Partition& p = plan.partitions[k];
     const std::string dir = partition_dir(k, *p.backend);
+    nlohmann::ordered_json lowered;
     const FileSet part =
-        lower(*p.backend, p.model, p.offloaded ? reference_options : target_options);
+        lower(*p.backend, p.model, p.offloaded ? reference_options : target_options, &lowered);
     if (part.count("manifest.json")) {
       throw UserError("plugin returned invalid data",
                       "backend '" + p.backend->name + "' wrote manifest.json itself",
@@ -75,6 +76,7 @@ FileSet lower_partitions(const PartitionPlan& plan, const KeyValues& target_opti
     for (const auto& b : p.inputs) j["inputs"].push_back(boundary_json(b));
     j["outputs"] = nlohmann::ordered_json::array();
     for (const auto& b : p.outputs) j["outputs"].push_back(boundary_json(b));
+    if (!lowered.is_null()) j["lowered"] = lowered;
     record.push_back(j);
   }
   return files;

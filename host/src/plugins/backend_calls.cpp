@@ -113,14 +113,19 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                   "pick one of those with --inference-scheme, or another device");
 }
 
-FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model,
-              const KeyValues& options) {
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options,
+              nlohmann::ordered_json* summary) {
   GraphViewStorage view(model);
   KvView kv(options);
   enp_artifact_writer_t writer;
   call_plugin(backend.name, "lower", [&] {
     return backend.backend().lower(view.graph(), kv.items.data(), kv.items.size(), &writer);
   });
+  if (summary) {
+    // The host checked it is a JSON object when the plugin handed it over.
+    *summary = writer.summary.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json::parse(writer.summary);
+  }
   return std::move(writer.files);
 }
 

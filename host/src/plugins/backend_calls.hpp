@@ -36,7 +36,10 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                                                   const std::string& device,
                                                   const std::string& core_mode);
 
-FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options);
+// `summary`, if given, receives the JSON object the backend described the
+// artifact with (ABI 1.5), or null.
+FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const KeyValues& options,
+              nlohmann::ordered_json* summary = nullptr);
 
 // `report`, if given, receives the JSON report the backend attached ("" if none).
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include <limits>
 
 #include "core/error.hpp"
@@ -307,6 +309,23 @@ enp_status_t* run_report(enp_tensor_list_t* l, const char* json, uint64_t size) 
   });
 }
 
+// A summary holds a few figures; the bound keeps manifests small.
+constexpr uint64_t kMaxSummaryBytes = 64ull << 10;
+
+enp_status_t* artifact_set_summary(enp_artifact_writer_t* w, const char* json, uint64_t size) {
+  return sink([&] {
+    need(w, "artifact writer");
+    const bool object = json && size <= kMaxSummaryBytes &&
+                        nlohmann::json::parse(json, json + size, nullptr, false).is_object();
+    if (!object) {
+      throw UserError("plugin returned invalid data",
+                      "an artifact summary that is not a JSON object of at most 64 KiB",
+                      "report this to the plugin's author");
+    }
+    w->summary.assign(json, size);
+  });
+}
+
 }  // namespace
 
 void set_plugin_search_path(std::string path) { search_path_storage() = std::move(path); }
@@ -334,7 +353,8 @@ const enp_host_api_t* host_api() {
                                   &device_list_add,
                                   &graph_set_dim_names,
                                   &plugin_search_path,
-                                  &run_report};
+                                  &run_report,
+                                  &artifact_set_summary};
   return &api;
 }
 

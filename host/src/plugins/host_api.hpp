@@ -30,6 +30,7 @@ struct enp_graph_builder_t {
 
 struct enp_artifact_writer_t {
   std::map<std::string, std::vector<uint8_t>> files;
+  std::string summary;  // ABI 1.5 artifact_set_summary: a JSON object, or empty
 };
 
 // Views handed to a plugin must outlive the read call, so the reader keeps

@@ -97,6 +97,48 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, const int8_t* w, const i
   });
 }
 
+// acc[0..n) += Σ_t w[t] · row0[offset[t] + i · stride] over the taps with a
+// non-zero weight: one output row of a depthwise conv. With NEON and unit
+// stride, 16 outputs stay in four registers across every tap (a load and a
+// multiply-accumulate per 4 MACs, where the loop below also loads and
+// stores the accumulators per tap), then 4; the integers are the same.
+void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
+                   const std::vector<int32_t>& w, int64_t stride, int64_t n, int32_t* acc) {
+  int64_t i0 = 0;
+#if EULERNPU_KERNELS_HAVE_NEON
+  if (stride == 1) {
+    for (; i0 + 16 <= n; i0 += 16) {
+      int32x4_t a0 = vld1q_s32(acc + i0), a1 = vld1q_s32(acc + i0 + 4);
+      int32x4_t a2 = vld1q_s32(acc + i0 + 8), a3 = vld1q_s32(acc + i0 + 12);
+      for (size_t t = 0; t < offset.size(); ++t) {
+        const int32_t* x = row0 + offset[t] + i0;
+        a0 = vmlaq_n_s32(a0, vld1q_s32(x), w[t]);
+        a1 = vmlaq_n_s32(a1, vld1q_s32(x + 4), w[t]);
+        a2 = vmlaq_n_s32(a2, vld1q_s32(x + 8), w[t]);
+        a3 = vmlaq_n_s32(a3, vld1q_s32(x + 12), w[t]);
+      }
+      vst1q_s32(acc + i0, a0);
+      vst1q_s32(acc + i0 + 4, a1);
+      vst1q_s32(acc + i0 + 8, a2);
+      vst1q_s32(acc + i0 + 12, a3);
+    }
+    // What is left of the row, four at a time (a 28-wide row is 16 + 3 × 4).
+    for (; i0 + 4 <= n; i0 += 4) {
+      int32x4_t a = vld1q_s32(acc + i0);
+      for (size_t t = 0; t < offset.size(); ++t) {
+        a = vmlaq_n_s32(a, vld1q_s32(row0 + offset[t] + i0), w[t]);
+      }
+      vst1q_s32(acc + i0, a);
+    }
+  }
+#endif
+  for (size_t t = 0; t < offset.size(); ++t) {
+    const int32_t* x = row0 + offset[t];
+    const int32_t wv = w[t];
+    for (int64_t i = i0; i < n; ++i) acc[i] += wv * x[i * stride];
+  }
+}
+
 // Depthwise (one input and one output channel per group): per plane, X
 // minus its zero point in a zero-padded buffer, then a multiply-add per tap
 // along output rows, with no bounds checks inside.
@@ -123,27 +165,25 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
         for (int64_t i2 = 0; i2 < g.in[2]; ++i2) dst[i2] = src[i2] - p.x_zero_point;
       }
     }
-    const int8_t* w = w_all + ch * ksize;
+    // The channel's taps with a non-zero weight, each with its offset in
+    // the padded plane from the window's corner.
+    std::vector<int64_t> offset;
+    std::vector<int32_t> weight;
+    for (int64_t t = 0; t < ksize; ++t) {
+      const int8_t wv = w_all[ch * ksize + t];
+      if (wv == 0) continue;
+      const Dims3 k = tap_offset(g, t);
+      offset.push_back((k[0] * padded[1] + k[1]) * padded[2] + k[2]);
+      weight.push_back(wv);
+    }
     int8_t* y = y_all + task * g.out_size();
     std::vector<int32_t> acc(static_cast<size_t>(g.out[2]));
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
         std::fill(acc.begin(), acc.end(), bias[ch]);
-        for (int64_t t = 0; t < ksize; ++t) {
-          const int32_t wv = w[t];
-          if (wv == 0) continue;
-          const int64_t k0 = t / (g.kernel[1] * g.kernel[2]), k1 = t / g.kernel[2] % g.kernel[1];
-          const int64_t k2 = t % g.kernel[2];
-          const int32_t* row = xp.data() +
-                               ((o0 * g.stride[0] + k0 * g.dilation[0]) * padded[1] +
-                                o1 * g.stride[1] + k1 * g.dilation[1]) *
-                                   padded[2] +
-                               k2 * g.dilation[2];
-          const int64_t s2 = g.stride[2];
-          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-            acc[static_cast<size_t>(o2)] += wv * row[o2 * s2];
-          }
-        }
+        const int32_t* corner =
+            xp.data() + (o0 * g.stride[0] * padded[1] + o1 * g.stride[1]) * padded[2];
+        depthwise_row(corner, offset, weight, g.stride[2], g.out[2], acc.data());
         detail::requantize_row(acc.data(), g.out[2], 0, m[ch], p.y_zero_point, p.qmin, p.qmax,
                                y + (o0 * g.out[1] + o1) * g.out[2]);
       }

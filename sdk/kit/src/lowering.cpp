@@ -268,6 +268,16 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   out.write_file(prefix + kGraphFile, g.dump(2) + "\n");
   out.write_file(prefix + kPlanFile, plan.dump(2) + "\n");
   out.write_tensors(prefix + weights_file, weights);
+  // The figures a user sizes a board's memory with, in the manifest: the
+  // one arena every intermediate tensor lives in, and the weights.
+  int64_t weight_bytes = 0;
+  for (const sdk::OwnedTensor& t : weights) weight_bytes += static_cast<int64_t>(t.bytes.size());
+  out.set_summary(ordered_json{
+      {"ops", steps},
+      {"arena_bytes", arena},
+      {"arena_buffers", buffers.size()},
+      {"weight_bytes",
+       weight_bytes}}.dump());
 }
 
 }  // namespace eulernpu::kit

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 4
+#define ENP_ABI_MINOR 5
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -308,6 +308,13 @@ typedef struct enp_host_api_t {
    * "summary" member (a string) on the terminal. One per run; a second call
    * replaces the first. */
   enp_status_t* (*run_report)(enp_tensor_list_t* list, const char* json, uint64_t size);
+
+  /* ABI 1.5. Describes what a lower call built (backend lower): a JSON
+   * object, UTF-8, `size` bytes, e.g. {"arena_bytes": 4096}. The host
+   * stores it in the artifact's manifest.json as "lowered", and `eulernpu
+   * inspect ARTIFACT` shows its members. One per lower call; a second call
+   * replaces the first. */
+  enp_status_t* (*artifact_set_summary)(enp_artifact_writer_t* w, const char* json, uint64_t size);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */

@@ -6,6 +6,7 @@
 // the C trampolines that turn exceptions into status objects.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,14 @@ class ArtifactWriter {
     views.reserve(tensors.size());
     for (const OwnedTensor& t : tensors) views.push_back(t.view());
     check(host_api()->artifact_write_tensors(w_, path.c_str(), views.data(), views.size()));
+  }
+  // Describes the artifact in its manifest (ABI 1.5 artifact_set_summary):
+  // a JSON object. A host older than 1.5 has no place for it, and the
+  // artifact is complete without it, so there it is dropped.
+  void set_summary(const std::string& json) {
+    const enp_host_api_t* api = host_api();
+    if (api->struct_size < offsetof(enp_host_api_t, artifact_set_summary) + sizeof(void*)) return;
+    check(api->artifact_set_summary(w_, json.data(), json.size()));
   }
 
  private:
