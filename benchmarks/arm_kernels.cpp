@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "eulernpu/kernels/conv.hpp"
+#include "eulernpu/kernels/elementwise.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/kernels/matmul.hpp"
 
@@ -78,7 +79,8 @@ uint64_t digest(const std::vector<int8_t>& b) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: arm_kernels conv3x3|depthwise3x3|fc|gemm_batch8 REPEAT\n");
+    std::fprintf(stderr,
+                 "usage: arm_kernels conv3x3|depthwise3x3|fc|gemm_batch8|add|matmul REPEAT\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -109,6 +111,25 @@ int main(int argc, char** argv) {
     p.a_zero_point = 7;
     o = operands(8 * 512, 64 * 512, 8 * 64, 64);
     call = [&o, p] { k::qgemm(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "add") {  // a residual QAdd of two 32-channel 28×28 tensors
+    const int64_t n = 32 * 784;
+    o = operands(2 * n, 0, n, 0);
+    const k::BroadcastShapes s{{32, 784}, {32, 784}, {32, 784}};
+    const qmath::AddParams p =
+        qmath::encode_add(0.05, -3, 0.08, 7, 0.1, 2);  // the quantizer's encoding of the scales
+    call = [&o, s, p] { k::qadd(s, p, false, o.x.data(), o.x.data() + n, o.y.data()); };
+  } else if (which == "matmul") {  // attention scores of one head: (64 × 32) · (32 × 64)
+    k::QMatMulParams p;
+    p.batch = p.a_batch = p.b_batch = {1};
+    p.m = 64;
+    p.k = 32;
+    p.n = 64;
+    p.a_zero_point = 5;
+    p.b_zero_point = -9;
+    p.y_zero_point = 2;
+    p.multiplier = qmath::FixedMultiplier{1 << 30, 14};
+    o = operands(64 * 32 + 32 * 64, 0, 64 * 64, 0);
+    call = [&o, p] { k::qmatmul(p, o.x.data(), o.x.data() + 64 * 32, o.y.data()); };
   } else {
     std::fprintf(stderr, "arm_kernels: unknown case '%s'\n", which.c_str());
     return 2;

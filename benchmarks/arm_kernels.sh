@@ -11,7 +11,7 @@
 # the process start cancel). Fails if a NEON build computes other bytes
 # than the scalar build.
 #   benchmarks/arm_kernels.sh [--write-docs FILE | --check-docs FILE] [CASE...]
-# The cases default to all four; --write-docs replaces the table between
+# The cases default to all six; --write-docs replaces the table between
 # the markers in FILE, --check-docs fails if the table there differs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +20,7 @@ case "${1:-}" in
   --write-docs | --check-docs) mode="$1" docs="$2"; shift 2 ;;
 esac
 cases=("$@")
-[ "${#cases[@]}" -gt 0 ] || cases=(conv3x3 depthwise3x3 fc gemm_batch8)
+[ "${#cases[@]}" -gt 0 ] || cases=(conv3x3 depthwise3x3 fc gemm_batch8 matmul add)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -32,7 +32,7 @@ for tool in aarch64-linux-gnu-g++ arm-linux-gnueabihf-g++ qemu-aarch64 qemu-arm;
 done
 
 k="$root/sdk/kernels/src"
-sources=("$k/conv.cpp" "$k/int8_gemm.cpp" "$k/int8_gemm_avx512_vnni.cpp" "$k/int8_gemm_neon.cpp"
+sources=("$k/conv.cpp" "$k/elementwise.cpp" "$k/int8_gemm.cpp" "$k/int8_gemm_avx512_vnni.cpp" "$k/int8_gemm_neon.cpp"
          "$k/matmul.cpp")
 # -O3, as a bundle's Release build (plugins/zynq_ps/bundle/CMakeLists.txt);
 # static, as the bundles link by default, which also keeps the dynamic
@@ -91,6 +91,8 @@ label() {
     depthwise3x3) echo "3×3 depthwise, 32 channels, 28×28" ;;
     fc) echo "fully connected 512 → 256, batch 1" ;;
     gemm_batch8) echo "fully connected 512 → 64, batch 8" ;;
+    matmul) echo "attention scores, (64 × 32) · (32 × 64)" ;;
+    add) echo "residual add, 32 channels, 28×28" ;;
     *) echo "$1" ;;
   esac
 }

@@ -286,16 +286,24 @@ void matmul_cases() {
     k::qgemm(p, a.data(), w.data(), b.data(), m.data(), threaded.data(), kThreads);
     report("qgemm", serial, threaded, want);
   }
-  {
+  // Batch broadcasting; then rows wide enough for NEON's 16 columns, with
+  // a tail, at the extreme zero points.
+  struct MatMulCase {
+    const char* name;
+    int64_t m, k, n;
+    int32_t a_zero_point, b_zero_point;
+  };
+  for (const MatMulCase& mc : {MatMulCase{"qmatmul/broadcast", 5, 7, 4, 3, -2},
+                               MatMulCase{"qmatmul/wide", 3, 23, 37, -128, 127}}) {
     k::QMatMulParams p;
     p.a_batch = {3, 1};
     p.b_batch = {1, 2};
     p.batch = {3, 2};
-    p.m = 5;
-    p.k = 7;
-    p.n = 4;
-    p.a_zero_point = 3;
-    p.b_zero_point = -2;
+    p.m = mc.m;
+    p.k = mc.k;
+    p.n = mc.n;
+    p.a_zero_point = mc.a_zero_point;
+    p.b_zero_point = mc.b_zero_point;
     p.y_zero_point = 1;
     p.multiplier = multipliers(1)[0];
     const Bytes a = codes(3 * p.m * p.k), b = codes(2 * p.k * p.n);
@@ -313,7 +321,7 @@ void matmul_cases() {
           }
     k::qmatmul(p, a.data(), b.data(), serial.data(), k::kSerial);
     k::qmatmul(p, a.data(), b.data(), threaded.data(), kThreads);
-    report("qmatmul/broadcast", serial, threaded, want);
+    report(mc.name, serial, threaded, want);
   }
 }
 
@@ -355,6 +363,76 @@ void elementwise_cases() {
       }
     }
     report(op == 0 ? "qadd" : op == 1 ? "qsub" : "qmul", serial, threaded, want);
+  }
+}
+
+// Rows long enough for NEON's eight lanes, with tails: two tensors of one
+// shape, B broadcast along the row (step 0) and across rows, A broadcast
+// across rows; extreme zero points, and multipliers that saturate.
+void elementwise_row_cases() {
+  struct Case {
+    const char* name;
+    k::BroadcastShapes s;
+  };
+  const Case cases[] = {{"same", {{3, 37}, {3, 37}, {3, 37}}},
+                        {"row_scalar", {{3, 37}, {3, 1}, {3, 37}}},
+                        {"a_rows", {{1, 37}, {3, 37}, {3, 37}}},
+                        {"b_rows", {{2, 3, 19}, {19}, {2, 3, 19}}}};
+  const std::pair<qmath::AddParams, k::QMulParams> params[] = {
+      {{-128, 127, 5, {1500000000, 31}, {1200000000, 32}, {1300000000, 22}, -128, 127},
+       {127, -128, -3, -128, 127, {1400000000, 38}}},
+      // a and b at the largest scale encode_add gives (0.5), out saturating.
+      {{0, 0, -128, {2147483647, 32}, {1073741824, 31}, {2147483647, 2}, -128, 127},
+       {0, 0, 0, -20, 90, {2147483647, 1}}}};
+  auto index = [](const k::Dims& shape, const k::Dims& y, int64_t flat) {
+    // The element of a broadcast operand of `shape` at output index `flat`.
+    int64_t at = 0, stride = 1, rest = flat;
+    for (size_t d = y.size(); d-- > 0;) {
+      const int64_t i = rest % y[d];
+      rest /= y[d];
+      const size_t back = y.size() - 1 - d;
+      if (back < shape.size()) {
+        const int64_t n = shape[shape.size() - 1 - back];
+        at += (n == 1 ? 0 : i) * stride;
+        stride *= n;
+      }
+    }
+    return at;
+  };
+  for (const Case& c : cases) {
+    int64_t na = 1, nb = 1, ny = 1;
+    for (int64_t d : c.s.a) na *= d;
+    for (int64_t d : c.s.b) nb *= d;
+    for (int64_t d : c.s.y) ny *= d;
+    const Bytes a = codes(na), b = codes(nb);
+    for (size_t pi = 0; pi < std::size(params); ++pi) {
+      const auto& [ap2, mp2] = params[pi];
+      for (int op = 0; op < 3; ++op) {
+        Bytes want(static_cast<size_t>(ny)), serial(want.size()), threaded(want.size());
+        for (int64_t i = 0; i < ny; ++i) {
+          const int8_t u = a[static_cast<size_t>(index(c.s.a, c.s.y, i))];
+          const int8_t v = b[static_cast<size_t>(index(c.s.b, c.s.y, i))];
+          want[static_cast<size_t>(i)] =
+              op < 2 ? static_cast<int8_t>(qmath::add(u, v, ap2, op == 1))
+                     : static_cast<int8_t>(
+                           qmath::requantize((u - mp2.a_zero_point) * (v - mp2.b_zero_point),
+                                             mp2.multiplier, mp2.y_zero_point, mp2.qmin, mp2.qmax));
+        }
+        for (const k::TaskRunner* r : {&k::kSerial, &kThreads}) {
+          Bytes& y = r == &k::kSerial ? serial : threaded;
+          if (op < 2) {
+            k::qadd(c.s, ap2, op == 1, a.data(), b.data(), y.data(), *r);
+          } else {
+            k::qmul(c.s, mp2, a.data(), b.data(), y.data(), *r);
+          }
+        }
+        const std::string name = std::string(op == 0   ? "qadd/"
+                                             : op == 1 ? "qsub/"
+                                                       : "qmul/") +
+                                 c.name + "/" + std::to_string(pi);
+        report(name.c_str(), serial, threaded, want);
+      }
+    }
   }
 }
 
@@ -633,6 +711,7 @@ int main() {
   conv_cases();
   matmul_cases();
   elementwise_cases();
+  elementwise_row_cases();
   pool_cases();
   table_cases();
   movement_cases();

@@ -1,15 +1,59 @@
 // QAdd, QSub and QMul (eulernpu/kernels/elementwise.hpp).
 #include "eulernpu/kernels/elementwise.hpp"
 
+#include "requantize_row.hpp"
+
 namespace eulernpu::kernels {
 namespace {
 
 namespace qmath = sdk::qmath;
 
-// fn(a, b) for every output element, in rows along the last output dim.
-template <typename Fn>
+#if EULERNPU_KERNELS_HAVE_NEON
+// Eight operands of a row whose step is 1 (contiguous) or 0 (one value
+// broadcast along it), widened to two int32x4 minus the zero point.
+struct Lanes {
+  int32x4_t lo, hi;
+};
+
+Lanes load_lanes(const int8_t* p, int64_t step, int32_t zero_point) {
+  const int16x8_t wide = vmovl_s8(step == 0 ? vdup_n_s8(*p) : vld1_s8(p));
+  const int32x4_t zp = vdupq_n_s32(zero_point);
+  return {vsubq_s32(vmovl_s16(vget_low_s16(wide)), zp),
+          vsubq_s32(vmovl_s16(vget_high_s16(wide)), zp)};
+}
+
+// qmath::add on eight lanes: the same integers step by step ((q - zp) <<
+// 20 within ±2^29, each rescaled term within int32, as qmath::add notes).
+int8x8_t add_lanes(const int8_t* a, int64_t step_a, const int8_t* b, int64_t step_b,
+                   const qmath::AddParams& p, bool subtract) {
+  const Lanes u = load_lanes(a, step_a, p.a_zero_point), v = load_lanes(b, step_b, p.b_zero_point);
+  auto half = [&](int32x4_t x, int32x4_t y) {
+    const int32x4_t sa = detail::rounding_multiply_lanes(vshlq_n_s32(x, qmath::kAddLeftShift), p.a);
+    const int32x4_t sb = detail::rounding_multiply_lanes(vshlq_n_s32(y, qmath::kAddLeftShift), p.b);
+    return detail::requantize_lanes(subtract ? vsubq_s32(sa, sb) : vaddq_s32(sa, sb), p.out,
+                                    p.out_zero_point, p.qmin, p.qmax);
+  };
+  return detail::narrow_lanes(half(u.lo, v.lo), half(u.hi, v.hi));
+}
+
+// The QMul product (q_a - zp_a) · (q_b - zp_b), within ±2^16, requantized.
+int8x8_t mul_lanes(const int8_t* a, int64_t step_a, const int8_t* b, int64_t step_b,
+                   const QMulParams& p) {
+  const Lanes u = load_lanes(a, step_a, p.a_zero_point), v = load_lanes(b, step_b, p.b_zero_point);
+  return detail::narrow_lanes(
+      detail::requantize_lanes(vmulq_s32(u.lo, v.lo), p.multiplier, p.y_zero_point, p.qmin, p.qmax),
+      detail::requantize_lanes(vmulq_s32(u.hi, v.hi), p.multiplier, p.y_zero_point, p.qmin,
+                               p.qmax));
+}
+#endif
+
+// fn(a, b) for every output element, in rows along the last output dim;
+// with NEON, lanes(a, step_a, b, step_b) computes eight outputs at once
+// where both steps along the row are 0 or 1 (the common cases: two tensors
+// of one shape, or one broadcast along the row).
+template <typename Fn, typename LanesFn>
 void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* pb, int8_t* py,
-                      const TaskRunner& r, Fn fn) {
+                      const TaskRunner& r, Fn fn, [[maybe_unused]] LanesFn lanes) {
   const size_t rank = s.y.size();
   const int64_t total = product(s.y);
   if (total == 0) return;
@@ -26,7 +70,15 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
         ob += idx * sb[d];
       }
       int8_t* out = py + row * inner;
-      for (int64_t i = 0; i < inner; ++i) out[i] = fn(pa[oa + i * step_a], pb[ob + i * step_b]);
+      int64_t i = 0;
+#if EULERNPU_KERNELS_HAVE_NEON
+      if (step_a <= 1 && step_b <= 1) {
+        for (; i + 8 <= inner; i += 8) {
+          vst1_s8(out + i, lanes(pa + oa + i * step_a, step_a, pb + ob + i * step_b, step_b));
+        }
+      }
+#endif
+      for (; i < inner; ++i) out[i] = fn(pa[oa + i * step_a], pb[ob + i * step_b]);
     }
   });
 }
@@ -35,23 +87,40 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
 
 void qadd(const BroadcastShapes& s, const qmath::AddParams& p, bool subtract, const int8_t* a,
           const int8_t* b, int8_t* y, const TaskRunner& r) {
+#if EULERNPU_KERNELS_HAVE_NEON
+  auto lanes = [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb) {
+    return add_lanes(pa, sa, pb, sb, p, subtract);
+  };
+#else
+  const int lanes = 0;
+#endif
   if (subtract) {
-    broadcast_binary(s, a, b, y, r, [&](int8_t u, int8_t v) {
-      return static_cast<int8_t>(qmath::add(u, v, p, true));
-    });
+    broadcast_binary(
+        s, a, b, y, r,
+        [&](int8_t u, int8_t v) { return static_cast<int8_t>(qmath::add(u, v, p, true)); }, lanes);
   } else {
-    broadcast_binary(s, a, b, y, r, [&](int8_t u, int8_t v) {
-      return static_cast<int8_t>(qmath::add(u, v, p, false));
-    });
+    broadcast_binary(
+        s, a, b, y, r,
+        [&](int8_t u, int8_t v) { return static_cast<int8_t>(qmath::add(u, v, p, false)); }, lanes);
   }
 }
 
 void qmul(const BroadcastShapes& s, const QMulParams& p, const int8_t* a, const int8_t* b,
           int8_t* y, const TaskRunner& r) {
-  broadcast_binary(s, a, b, y, r, [&](int8_t u, int8_t v) {
-    return static_cast<int8_t>(qmath::requantize((u - p.a_zero_point) * (v - p.b_zero_point),
-                                                 p.multiplier, p.y_zero_point, p.qmin, p.qmax));
-  });
+#if EULERNPU_KERNELS_HAVE_NEON
+  auto lanes = [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb) {
+    return mul_lanes(pa, sa, pb, sb, p);
+  };
+#else
+  const int lanes = 0;
+#endif
+  broadcast_binary(
+      s, a, b, y, r,
+      [&](int8_t u, int8_t v) {
+        return static_cast<int8_t>(qmath::requantize((u - p.a_zero_point) * (v - p.b_zero_point),
+                                                     p.multiplier, p.y_zero_point, p.qmin, p.qmax));
+      },
+      lanes);
 }
 
 }  // namespace eulernpu::kernels

@@ -2,6 +2,7 @@
 #include "eulernpu/kernels/matmul.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "requantize_row.hpp"
@@ -29,6 +30,45 @@ void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t
   });
 }
 
+namespace {
+
+// The first columns of one output row of QMatMul, acc[j] = Σ_k (A[k] − za)
+// · (B[k, j] − zb), 16 at a time in NEON registers across all of k (both
+// differences within ±255: int16, products summed in int32 by vmlal, the
+// same integers as the loop below); returns how many columns it computed.
+// Zero points outside int8 (which no quantizer writes) take the loop.
+int64_t matmul_row_neon([[maybe_unused]] const QMatMulParams& p,
+                        [[maybe_unused]] const int8_t* arow, [[maybe_unused]] const int8_t* b,
+                        [[maybe_unused]] int32_t* acc) {
+  int64_t j0 = 0;
+#if EULERNPU_KERNELS_HAVE_NEON
+  auto int8_range = [](int32_t v) { return v >= -128 && v <= 127; };
+  if (!int8_range(p.a_zero_point) || !int8_range(p.b_zero_point)) return 0;
+  const int16x8_t zb = vdupq_n_s16(static_cast<int16_t>(p.b_zero_point));
+  for (; j0 + 16 <= p.n; j0 += 16) {
+    int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0;
+    for (int64_t kk = 0; kk < p.k; ++kk) {
+      const auto av = static_cast<int16_t>(arow[kk] - p.a_zero_point);
+      if (av == 0) continue;
+      const int8x16_t bv = vld1q_s8(b + kk * p.n + j0);
+      const int16x8_t lo = vsubq_s16(vmovl_s8(vget_low_s8(bv)), zb);
+      const int16x8_t hi = vsubq_s16(vmovl_s8(vget_high_s8(bv)), zb);
+      c0 = vmlal_n_s16(c0, vget_low_s16(lo), av);
+      c1 = vmlal_n_s16(c1, vget_high_s16(lo), av);
+      c2 = vmlal_n_s16(c2, vget_low_s16(hi), av);
+      c3 = vmlal_n_s16(c3, vget_high_s16(hi), av);
+    }
+    vst1q_s32(acc + j0, c0);
+    vst1q_s32(acc + j0 + 4, c1);
+    vst1q_s32(acc + j0 + 8, c2);
+    vst1q_s32(acc + j0 + 12, c3);
+  }
+#endif
+  return j0;
+}
+
+}  // namespace
+
 // Per output row: acc[n] = Σ_k (A − za) · (B − zb), vectorized along n.
 void qmatmul(const QMatMulParams& p, const int8_t* a, const int8_t* b, int8_t* y,
              const TaskRunner& r) {
@@ -53,12 +93,14 @@ void qmatmul(const QMatMulParams& p, const int8_t* a, const int8_t* b, int8_t* y
     for (int64_t row = begin; row < end; ++row) {
       const auto bi = static_cast<size_t>(row / p.m);
       const int8_t* arow = a + a_base[bi] + row % p.m * p.k;
-      std::fill(acc.begin(), acc.end(), 0);
+      const int8_t* bmat = b + b_base[bi];
+      const int64_t j0 = matmul_row_neon(p, arow, bmat, acc.data());
+      std::fill(acc.begin() + static_cast<std::ptrdiff_t>(j0), acc.end(), 0);
       for (int64_t kk = 0; kk < p.k; ++kk) {
         const int32_t av = arow[kk] - p.a_zero_point;
         if (av == 0) continue;
-        const int8_t* brow = b + b_base[bi] + kk * p.n;
-        for (int64_t j = 0; j < p.n; ++j) {
+        const int8_t* brow = bmat + kk * p.n;
+        for (int64_t j = j0; j < p.n; ++j) {
           acc[static_cast<size_t>(j)] += av * (brow[j] - p.b_zero_point);
         }
       }

@@ -21,16 +21,25 @@
 namespace eulernpu::kernels::detail {
 
 #if EULERNPU_KERNELS_HAVE_NEON
+// qmath::rounding_multiply on four lanes.
+inline int32x4_t rounding_multiply_lanes(int32x4_t v, const sdk::qmath::FixedMultiplier& m) {
+  const int32x2_t mult = vdup_n_s32(m.multiplier);
+  const int64x2_t shift = vdupq_n_s64(-static_cast<int64_t>(m.shift));
+  const int64x2_t lo = vrshlq_s64(vmull_s32(vget_low_s32(v), mult), shift);
+  const int64x2_t hi = vrshlq_s64(vmull_s32(vget_high_s32(v), mult), shift);
+  return vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi));
+}
+
 // qmath::requantize on four lanes; qmin/qmax within int8.
 inline int32x4_t requantize_lanes(int32x4_t acc, const sdk::qmath::FixedMultiplier& m,
                                   int32_t zero_point, int32_t qmin, int32_t qmax) {
-  const int32x2_t mult = vdup_n_s32(m.multiplier);
-  const int64x2_t shift = vdupq_n_s64(-static_cast<int64_t>(m.shift));
-  const int64x2_t lo = vrshlq_s64(vmull_s32(vget_low_s32(acc), mult), shift);
-  const int64x2_t hi = vrshlq_s64(vmull_s32(vget_high_s32(acc), mult), shift);
-  const int32x4_t r =
-      vqaddq_s32(vcombine_s32(vqmovn_s64(lo), vqmovn_s64(hi)), vdupq_n_s32(zero_point));
+  const int32x4_t r = vqaddq_s32(rounding_multiply_lanes(acc, m), vdupq_n_s32(zero_point));
   return vminq_s32(vmaxq_s32(r, vdupq_n_s32(qmin)), vdupq_n_s32(qmax));
+}
+
+// Eight lanes in [qmin, qmax] ⊆ int8 as int8: the narrows are exact.
+inline int8x8_t narrow_lanes(int32x4_t lo, int32x4_t hi) {
+  return vmovn_s16(vcombine_s16(vmovn_s32(lo), vmovn_s32(hi)));
 }
 #endif
 
@@ -48,8 +57,7 @@ inline void requantize_row(const int32_t* acc, int64_t n, int32_t offset,
         requantize_lanes(vaddq_s32(vld1q_s32(acc + i), off), m, zero_point, qmin, qmax);
     const int32x4_t b =
         requantize_lanes(vaddq_s32(vld1q_s32(acc + i + 4), off), m, zero_point, qmin, qmax);
-    // Every lane is in [qmin, qmax] ⊆ int8: the narrows are exact.
-    vst1_s8(y + i, vmovn_s16(vcombine_s16(vmovn_s32(a), vmovn_s32(b))));
+    vst1_s8(y + i, narrow_lanes(a, b));
   }
 #else
   const int64_t vector_end = 0;
