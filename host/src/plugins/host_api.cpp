@@ -2,9 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include <limits>
+#include <utility>
 
 #include "core/error.hpp"
 #include "formats/npz.hpp"
@@ -315,14 +314,15 @@ constexpr uint64_t kMaxSummaryBytes = 64ull << 10;
 enp_status_t* artifact_set_summary(enp_artifact_writer_t* w, const char* json, uint64_t size) {
   return sink([&] {
     need(w, "artifact writer");
-    const bool object = json && size <= kMaxSummaryBytes &&
-                        nlohmann::json::parse(json, json + size, nullptr, false).is_object();
-    if (!object) {
+    auto parsed = json && size <= kMaxSummaryBytes
+                      ? nlohmann::ordered_json::parse(json, json + size, nullptr, false)
+                      : nlohmann::ordered_json();
+    if (!parsed.is_object()) {
       throw UserError("plugin returned invalid data",
                       "an artifact summary that is not a JSON object of at most 64 KiB",
                       "report this to the plugin's author");
     }
-    w->summary.assign(json, size);
+    w->summary = std::move(parsed);
   });
 }
 

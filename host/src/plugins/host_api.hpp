@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/tensor.hpp"
 #include "eulernpu/sdk/abi.h"
 #include "formats/artifact.hpp"
@@ -30,7 +32,8 @@ struct enp_graph_builder_t {
 
 struct enp_artifact_writer_t {
   std::map<std::string, std::vector<uint8_t>> files;
-  std::string summary;  // ABI 1.5 artifact_set_summary: a JSON object, or empty
+  // ABI 1.5 artifact_set_summary: a JSON object, or null if none was set.
+  nlohmann::ordered_json summary;
 };
 
 // Views handed to a plugin must outlive the read call, so the reader keeps
