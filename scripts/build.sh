@@ -7,5 +7,6 @@ build="${EULERNPU_BUILD_DIR:-$root/build}"
 jobs="${EULERNPU_JOBS:-2}"
 # A unity build compiles each target's files in batches: about half the
 # build time, most of it spent parsing the same headers again.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
+source "$root/scripts/cmake_generator.sh"
+cmake -S "$root" -B "$build" $(cmake_generator "$build") -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j "$jobs"

@@ -11,10 +11,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${EULERNPU_SANITIZE_DIR:-$root/build-sanitize}"
 jobs="${EULERNPU_JOBS:-2}"
-# -O0 builds instrumented code in under half the time -O1 takes; the
-# kernels, the kit and the quantizer's core, where the tests spend their
+source "$root/scripts/cmake_generator.sh"
+# lld links the instrumented binaries four times faster than ld (a minute of
+# the build). -O0 builds instrumented code in under half the time -O1 takes;
+# the kernels, the kit and the quantizer's core, where the tests spend their
 # time, stay at -O1 (the sanitizers' usual level).
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+linker=-fuse-ld=lld
+cmake -S "$root" -B "$build" $(cmake_generator "$build") -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_EXE_LINKER_FLAGS=$linker -DCMAKE_SHARED_LINKER_FLAGS=$linker -DCMAKE_MODULE_LINKER_FLAGS=$linker \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_C_FLAGS_RELEASE=-O0 -DCMAKE_CXX_FLAGS_RELEASE=-O0 -DEULERNPU_HOT_CODE_FLAGS=-O1 \
   -DEULERNPU_FUZZ=ON -DEULERNPU_BUILD_BENCHMARKS=OFF -DCMAKE_UNITY_BUILD=ON \

@@ -23,7 +23,7 @@ constexpr const char* kKernelPrefix = "sdk/kit/src/kernels_";
 // low-precision casts of kernels_lowbit.cpp, which elementwise's Cast
 // calls. A model with ops of `first` needs the file `second` too.
 const std::set<std::string> kAlwaysCompiled = {"nn"};
-const std::multimap<std::string, std::string> kNeeds = {{"elementwise", "lowbit"}};
+const std::multimap<std::string, std::string> kNeeds = {{"cast", "lowbit"}};
 
 // The GNU triple of the device's architecture (toolchains/<triple>.cmake)
 // and the compiler flags for its CPU.

@@ -33,7 +33,7 @@ struct Value {
 
 // Float to integer truncates toward zero like numpy's astype; NaN and
 // values beyond int64 give int64's minimum, as x86-64's conversion does
-// (kernels_elementwise.cpp's float_to_int makes the same choice).
+// (elementwise_common.hpp's float_to_int makes the same choice).
 int64_t truncate_to_int64(double v) {
   const double t = std::trunc(v);
   if (!(t >= -0x1p63 && t < 0x1p63)) return std::numeric_limits<int64_t>::min();
@@ -112,7 +112,7 @@ T store(const Value& v) {
   } else {
     const int64_t i = v.is_integer ? v.integer : truncate_to_int64(v.real);
     if constexpr (std::is_same_v<T, int32_t>) {
-      // As kernels_elementwise.cpp: a float beyond int32 gives its minimum.
+      // As elementwise_common.hpp: a float beyond int32 gives its minimum.
       if (!v.is_integer &&
           (i < std::numeric_limits<int32_t>::min() || i > std::numeric_limits<int32_t>::max())) {
         return std::numeric_limits<int32_t>::min();

@@ -7,7 +7,10 @@ namespace eulernpu::kit {
 
 std::span<const OpGroup> op_groups() {
   static const OpGroup groups[] = {
-      {"elementwise", &elementwise_ops},
+      {"unary", &unary_ops},
+      {"binary", &binary_ops},
+      {"softmax", &softmax_ops},
+      {"cast", &cast_ops},
       {"norm", &norm_ops},
       {"nn", &nn_ops},
       {"conv", &conv_ops},

@@ -110,7 +110,10 @@ struct OpGroup {
 std::span<const OpGroup> op_groups();
 
 // The groups, one per kernels_<group>.cpp file.
-std::vector<OpEntry> elementwise_ops();
+std::vector<OpEntry> unary_ops();
+std::vector<OpEntry> binary_ops();
+std::vector<OpEntry> softmax_ops();
+std::vector<OpEntry> cast_ops();
 std::vector<OpEntry> norm_ops();
 std::vector<OpEntry> nn_ops();
 std::vector<OpEntry> conv_ops();
