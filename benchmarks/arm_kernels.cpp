@@ -5,7 +5,9 @@
 // of the output, so the script can subtract a run of 1 from a run of 2 (the
 // setup cancels) and check that the NEON and the scalar builds computed the
 // same bytes. C++17 and the kernel library only, like the kernels'
-// self-test. The scalar build defines EULERNPU_KERNELS_NO_NEON.
+// self-test. The scalar build defines EULERNPU_KERNELS_NO_NEON. A *_packed
+// case is its base case over weights packed as zynq_ps artifacts hold them
+// (int8_gemm_packed.hpp): the same operands, the same output bytes.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include "eulernpu/kernels/conv.hpp"
 #include "eulernpu/kernels/elementwise.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kernels/matmul.hpp"
 
 namespace k = eulernpu::kernels;
@@ -41,7 +44,20 @@ struct Operands {
   std::vector<int8_t> x, w, y;
   std::vector<int32_t> bias;
   std::vector<qmath::FixedMultiplier> m;
+  std::vector<int8_t> packed;  // the *_packed cases: w as zynq_ps packs it
+  std::vector<int32_t> offset;
 };
+
+// Packs o.w as `groups` blocks of rows × depth, as zynq_ps's compiler does.
+void pack(Operands& o, int64_t groups, int64_t rows, int64_t depth, int32_t x_zero_point) {
+  const int64_t block = k::packed_weight_bytes(rows, depth);
+  o.packed.resize(static_cast<size_t>(groups * block));
+  o.offset.resize(static_cast<size_t>(groups * rows));
+  for (int64_t g = 0; g < groups; ++g) {
+    k::pack_qgemm_weights({rows, depth, 1}, o.w.data() + g * rows * depth, o.bias.data() + g * rows,
+                          x_zero_point, o.packed.data() + g * block, o.offset.data() + g * rows);
+  }
+}
 
 Operands operands(int64_t x, int64_t w, int64_t y, int64_t channels) {
   Operands o{codes(x, -128, 127), codes(w, -127, 127), std::vector<int8_t>(static_cast<size_t>(y)),
@@ -80,7 +96,9 @@ uint64_t digest(const std::vector<int8_t>& b) {
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
-                 "usage: arm_kernels conv3x3|depthwise3x3|fc|gemm_batch8|add|matmul REPEAT\n");
+                 "usage: arm_kernels "
+                 "conv3x3[_packed]|depthwise3x3|fc[_packed]|gemm_batch8[_packed]|add|matmul "
+                 "REPEAT\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -91,6 +109,13 @@ int main(int argc, char** argv) {
     const k::ConvParams p = conv_params(16, 16, 1, 14);
     o = operands(16 * 196, 16 * 16 * 9, 16 * 196, 16);
     call = [&o, p] { k::qconv(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "conv3x3_packed") {  // the same over packed weights
+    const k::ConvParams p = conv_params(16, 16, 1, 14);
+    o = operands(16 * 196, 16 * 16 * 9, 16 * 196, 16);
+    pack(o, 1, 16, 16 * 9, p.x_zero_point);
+    call = [&o, p] {
+      k::qconv_packed(p, o.x.data(), o.packed.data(), o.offset.data(), o.m.data(), o.y.data());
+    };
   } else if (which == "depthwise3x3") {  // 32 channels, 28×28: the direct loop
     const k::ConvParams p = conv_params(32, 32, 32, 28);
     o = operands(32 * 784, 32 * 9, 32 * 784, 32);
@@ -103,6 +128,17 @@ int main(int argc, char** argv) {
     p.a_zero_point = 7;
     o = operands(512, 256 * 512, 256, 256);
     call = [&o, p] { k::qgemm(p, o.x.data(), o.w.data(), o.bias.data(), o.m.data(), o.y.data()); };
+  } else if (which == "fc_packed" || which == "gemm_batch8_packed") {
+    k::QGemmParams p;
+    p.rows = which == "fc_packed" ? 1 : 8;
+    p.n = which == "fc_packed" ? 256 : 64;
+    p.k = 512;
+    p.a_zero_point = 7;
+    o = operands(p.rows * 512, p.n * 512, p.rows * p.n, p.n);
+    pack(o, 1, p.n, 512, p.a_zero_point);
+    call = [&o, p] {
+      k::qgemm_packed(p, o.x.data(), o.packed.data(), o.offset.data(), o.m.data(), o.y.data());
+    };
   } else if (which == "gemm_batch8") {  // 512 → 64 at batch 8
     k::QGemmParams p;
     p.rows = 8;

@@ -11,7 +11,8 @@
 # the process start cancel). Fails if a NEON build computes other bytes
 # than the scalar build.
 #   benchmarks/arm_kernels.sh [--write-docs FILE | --check-docs FILE] [CASE...]
-# The cases default to all six; --write-docs replaces the table between
+# A CASE_packed case is CASE over the weights zynq_ps packs; its bytes must
+# be CASE's. The cases default to all nine; --write-docs replaces the table between
 # the markers in FILE, --check-docs fails if the table there differs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +21,8 @@ case "${1:-}" in
   --write-docs | --check-docs) mode="$1" docs="$2"; shift 2 ;;
 esac
 cases=("$@")
-[ "${#cases[@]}" -gt 0 ] || cases=(conv3x3 depthwise3x3 fc gemm_batch8 matmul add)
+[ "${#cases[@]}" -gt 0 ] || cases=(conv3x3 conv3x3_packed depthwise3x3 fc fc_packed gemm_batch8
+  gemm_batch8_packed matmul add)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -33,7 +35,7 @@ done
 
 k="$root/sdk/kernels/src"
 sources=("$k/conv.cpp" "$k/elementwise.cpp" "$k/int8_gemm.cpp" "$k/int8_gemm_avx512_vnni.cpp" "$k/int8_gemm_neon.cpp"
-         "$k/matmul.cpp")
+         "$k/int8_gemm_packed.cpp" "$k/int8_gemm_packed_neon.cpp" "$k/matmul.cpp")
 # -O3, as a bundle's Release build (plugins/zynq_ps/bundle/CMakeLists.txt);
 # static, as the bundles link by default, which also keeps the dynamic
 # loader out of the trace (a third of the time). -Wno-psabi: GCC's notes on
@@ -82,14 +84,22 @@ for target in "aarch64-linux-gnu qemu-aarch64 -march=armv8-a" \
            "build (${digest[$triple/neon/$c]} vs ${digest[$triple/scalar/$c]})" >&2
       status=1
     fi
+    base="${c%_packed}"
+    if [ "$base" != "$c" ] && [ -n "${digest[$triple/neon/$base]:-}" ] &&
+       [ "${digest[$triple/neon/$c]#* }" != "${digest[$triple/neon/$base]#* }" ]; then
+      echo "arm_kernels: $c on $triple: the packed weights gave other bytes than $base" >&2
+      status=1
+    fi
   done
 done
 
 label() {
   case "$1" in
     conv3x3) echo "3×3 conv, 16 → 16 channels, 14×14" ;;
+    conv3x3_packed) echo "the same, packed weights" ;;
     depthwise3x3) echo "3×3 depthwise, 32 channels, 28×28" ;;
     fc) echo "fully connected 512 → 256, batch 1" ;;
+    fc_packed | gemm_batch8_packed) echo "the same, packed weights" ;;
     gemm_batch8) echo "fully connected 512 → 64, batch 8" ;;
     matmul) echo "attention scores, (64 × 32) · (32 × 64)" ;;
     add) echo "residual add, 32 channels, 28×28" ;;

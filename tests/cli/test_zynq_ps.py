@@ -317,6 +317,62 @@ class ZynqPsTest(CliTestCase):
                    title="backend cannot export a bundle", where="backend 'cpu_ref'")
         self.assert_absent(self.path("cpu.bundle"))
 
+    def test_weights_are_packed_for_the_neon_gemm(self):
+        """QGemm and QConv weights in the panel4x16 layout, the input zero
+        point folded into the biases; the depthwise-free models lose their
+        unpacked W; the bytes of the run are cpu_ref's (checked above)."""
+        art = self.path("packed")
+        self.compile_zynq("wideconv", art, "--target-device", "zcu104")
+        with open(os.path.join(art, "graph.json")) as f:
+            graph = json.load(f)
+        packed = [n for n in graph["nodes"] if n["op"] in ("QGemm", "QConv")]
+        self.assertTrue(packed)
+        with np.load(os.path.join(art, "weights", "zynq_ps.npz")) as z:
+            weights = {k: z[k] for k in z.files}
+        for n in packed:
+            with self.subTest(node=n["name"]):
+                a = n["attributes"]
+                self.assertEqual(a["w_layout"], "panel4x16")
+                w, offset = n["inputs"][1], n["inputs"][2]
+                self.assertEqual(w, n["name"] + "::w_packed")
+                shape = a["w_shape"]
+                group = a.get("group", 1)
+                rows, depth = shape[0] // group, int(np.prod(shape[1:]))
+                pad = lambda v, m: (v + m - 1) // m * m
+                self.assertEqual(weights[w].shape, (group * pad(rows, 4) * pad(depth, 16),))
+                self.assertEqual(weights[offset].dtype, np.int32)
+                self.assertEqual(weights[offset].shape, (shape[0],))
+        # The unpacked W and biases (cpu_ref's artifact has them) are left out.
+        ref = self.path("packed-cpu")
+        self.ok("compile", "--mblt", self.models["wideconv"] + ".mblt", "--out", ref)
+        with open(os.path.join(ref, "graph.json")) as f:
+            ref_nodes = {n["name"]: n for n in json.load(f)["nodes"]}
+        for n in packed:
+            for k in (1, 2):
+                self.assertNotIn(ref_nodes[n["name"]]["inputs"][k], weights)
+        # A layout this build does not know, or a W of the wrong size, is a
+        # damaged artifact.
+        for edit, where in ((lambda n: n["attributes"].update(w_layout="panel8x8"),
+                             "unknown weight layout 'panel8x8'"),
+                            (lambda n: n["attributes"].update(
+                                w_shape=[n["attributes"]["w_shape"][0] + 4]
+                                + n["attributes"]["w_shape"][1:]),
+                             "")):
+            with self.subTest(where=where):
+                bad = self.path("bad-" + str(len(where)))
+                shutil.copytree(art, bad)
+                with open(os.path.join(bad, "graph.json")) as f:
+                    g = json.load(f)
+                edit(next(n for n in g["nodes"] if n["op"] in ("QGemm", "QConv")))
+                with open(os.path.join(bad, "graph.json"), "w") as f:
+                    json.dump(g, f)
+                rehash_manifest(bad)
+                out = self.path("bad.npz")
+                self.error("run", "--artifact", bad, "--input",
+                           self.models["wideconv"] + ".in.npz", "--out", out,
+                           title="artifact is corrupt", where=where)
+                self.assert_absent(out)
+
     def test_edited_device_in_artifact_is_refused_at_run(self):
         art = self.path("edited")
         self.compile_zynq("mlp", art, "--target-device", "zcu104")

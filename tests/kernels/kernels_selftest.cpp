@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "eulernpu/kernels/conv.hpp"
 #include "eulernpu/kernels/elementwise.hpp"
 #include "eulernpu/kernels/int8_gemm.hpp"
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kernels/matmul.hpp"
 #include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kernels/pool.hpp"
@@ -88,6 +90,54 @@ int8_t rq(int64_t acc, qmath::FixedMultiplier m, int32_t zp, int32_t lo = -128, 
   return static_cast<int8_t>(qmath::requantize(static_cast<int32_t>(acc), m, zp, lo, hi));
 }
 
+// The packed GEMM (int8_gemm_packed.hpp) on w, x: the portable loop and
+// the default (NEON on ARM) give `want`, the unpacked GEMM's bytes.
+void packed_case(const std::string& dims, const k::QGemmShape& s, const Bytes& w, const Bytes& x,
+                 const std::vector<int32_t>& b, const std::vector<qmath::FixedMultiplier>& m,
+                 const k::QGemmOutput& out, const Bytes& want) {
+  Bytes packed(static_cast<size_t>(k::packed_weight_bytes(s.rows, s.depth)));
+  std::vector<int32_t> offset(static_cast<size_t>(s.rows));
+  if (!k::pack_qgemm_weights(s, w.data(), b.data(), out.x_zero_point, packed.data(),
+                             offset.data())) {
+    std::printf("qgemm_packed/%s: packing failed\n", dims.c_str());
+    ++failures;
+    return;
+  }
+  for (const k::Int8GemmIsa isa : {k::Int8GemmIsa::kScalar, k::Int8GemmIsa::kAuto}) {
+    Bytes y(want.size());
+    k::qgemm_int8_packed(s, packed.data(), x.data(), offset.data(), m.data(), out, y.data(), isa);
+    const char* which = isa == k::Int8GemmIsa::kScalar ? "scalar" : "auto";
+    report(("qgemm_packed/" + std::string(which) + "/" + dims).c_str(), y, y, want);
+  }
+}
+
+// Offsets past int32 are refused; weights that break the accumulator bound
+// (a damaged artifact) wrap the same way in every implementation, which
+// the sanitizer tree runs without a report.
+void packed_limits() {
+  const k::QGemmShape s{5, 40, 11};
+  const Bytes w(static_cast<size_t>(s.rows * s.depth), 127);
+  std::vector<int32_t> bias(static_cast<size_t>(s.rows), std::numeric_limits<int32_t>::max());
+  Bytes packed(static_cast<size_t>(k::packed_weight_bytes(s.rows, s.depth)));
+  std::vector<int32_t> offset(static_cast<size_t>(s.rows), 7);
+  const bool refused =
+      !k::pack_qgemm_weights(s, w.data(), bias.data(), -128, packed.data(), offset.data());
+  const bool untouched = offset == std::vector<int32_t>(static_cast<size_t>(s.rows), 7);
+  if (!refused || !untouched) ++failures;
+  std::printf("qgemm_packed/offset_overflow %s\n", refused && untouched ? "refused" : "MISMATCH");
+  bias.assign(bias.size(), 0);
+  k::pack_qgemm_weights(s, w.data(), bias.data(), 0, packed.data(), offset.data());
+  offset.assign(offset.size(), std::numeric_limits<int32_t>::max());
+  const Bytes x(static_cast<size_t>(s.depth * s.columns), 127);
+  const auto m = multipliers(s.rows);
+  const k::QGemmOutput out{0, 0, -128, 127};
+  Bytes serial(static_cast<size_t>(s.rows * s.columns)), neon(serial.size());
+  k::qgemm_int8_packed(s, packed.data(), x.data(), offset.data(), m.data(), out, serial.data(),
+                       k::Int8GemmIsa::kScalar);
+  k::qgemm_int8_packed(s, packed.data(), x.data(), offset.data(), m.data(), out, neon.data());
+  report("qgemm_packed/wraps", serial, neon, serial);
+}
+
 // Shapes that fill the ISA variants' register blocks (NEON: 4 rows × 8
 // columns; AVX-512: 6 rows × 64 columns) and leave every kind of remainder.
 void gemm_cases() {
@@ -113,15 +163,32 @@ void gemm_cases() {
         want[o * s.columns + p] = rq(acc, m[o], out.y_zero_point, out.qmin, out.qmax);
       }
     }
+    const std::string dims =
+        std::to_string(s.rows) + "x" + std::to_string(s.depth) + "x" + std::to_string(s.columns);
     for (const auto& v : k::int8_gemm_variants()) {
       if (!v.supported()) continue;
       Bytes y(want.size());
       k::qgemm_int8(s, w.data(), x.data(), b.data(), m.data(), out, y.data(), v.isa);
-      const std::string name = std::string("qgemm_int8/") + v.name + "/" + std::to_string(s.rows) +
-                               "x" + std::to_string(s.depth) + "x" + std::to_string(s.columns);
-      report(name.c_str(), y, y, want);
+      report((std::string("qgemm_int8/") + v.name + "/" + dims).c_str(), y, y, want);
     }
+    packed_case(dims, s, w, x, b, m, out, want);
   }
+  // Shapes at the packed layout's edges: depths of one chunk, one more and
+  // one less, 4 and 8 rows (whole panels) beside 3 and 13.
+  const k::QGemmShape edges[] = {{4, 16, 8}, {3, 17, 9}, {8, 32, 16}, {13, 15, 1}, {12, 48, 3}};
+  for (const k::QGemmShape& s : edges) {
+    const k::QGemmOutput out{-128, 3, -128, 127};
+    const Bytes w = codes(s.rows * s.depth), x = codes(s.depth * s.columns);
+    const auto b = biases(s.rows);
+    const auto m = multipliers(s.rows);
+    Bytes want(static_cast<size_t>(s.rows * s.columns));
+    k::qgemm_int8(s, w.data(), x.data(), b.data(), m.data(), out, want.data(),
+                  k::Int8GemmIsa::kScalar);
+    packed_case(
+        std::to_string(s.rows) + "x" + std::to_string(s.depth) + "x" + std::to_string(s.columns), s,
+        w, x, b, m, out, want);
+  }
+  packed_limits();
 }
 
 // Convolution geometry with `n` spatial dims from the given extents.

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/text_table.hpp"
 
 namespace eulernpu::zynq_ps {
@@ -124,15 +125,22 @@ OpCost op_cost(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
       elements(*x) == 0 || elements(*w) == 0 || elements(*y) == 0) {
     return {};
   }
+  // A packed W (kit::kWeightShapeAttr) counts with the shape it was packed from.
+  std::vector<int64_t> ws = w->shape;
+  if (const auto it = n.attributes.find(kit::kWeightShapeAttr);
+      it != n.attributes.end() && it->is_array()) {
+    ws.clear();
+    for (const auto& d : *it) ws.push_back(d.is_number_integer() ? d.get<int64_t>() : 0);
+  }
   OpCost c;
   if (conv || convt) {
     int64_t kernel = 1;
-    for (size_t i = 2; i < w->shape.size(); ++i) kernel *= w->shape[i];
-    const int64_t per = w->shape.size() > 1 ? w->shape[1] * kernel : kernel;
+    for (size_t i = 2; i < ws.size(); ++i) kernel *= ws[i];
+    const int64_t per = ws.size() > 1 ? ws[1] * kernel : kernel;
     c.macs = (conv ? elements(*y) : elements(*x)) * per;
     const int64_t group = attr_int(n, "group", 1);
     const bool depthwise = conv && group > 1 && x->shape.size() > 1 && group == x->shape[1] &&
-                           w->shape.size() > 1 && w->shape[1] == 1;
+                           ws.size() > 1 && ws[1] == 1;
     int64_t pixels = 1;
     for (size_t i = 2; i < y->shape.size(); ++i) pixels *= y->shape[i];
     if (depthwise) {

@@ -81,7 +81,8 @@ class ZynqPsBackend : public sdk::Backend {
              sdk::ArtifactWriter& out) override {
     const Device device = target_device(options);
     check_core_mode(device, options);
-    kit::lower_graph(graph, out, "", kWeightsFile);
+    // Weights in the layout the NEON GEMM reads (int8_gemm_packed.hpp).
+    kit::lower_graph(graph, out, "", kWeightsFile, /*pack_int8_weights=*/true);
     out.write_file(kDeviceFile, device_json(device).dump(2) + "\n");
   }
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "requantize_row.hpp"
 
 namespace eulernpu::kernels {
@@ -70,9 +71,11 @@ void im2col_block(const int8_t* x, const ConvGeometry& g, int64_t channels, int6
 }
 
 // The general path: per (image, group, block of output positions), an
-// im2col block and one qgemm_int8. Blocks are sized by the shape alone.
-void qconv_im2col(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
-                  const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r, int threads) {
+// im2col block and one GEMM, gemm(group, shape, col, out). Blocks are sized
+// by the shape alone.
+template <typename Gemm>
+void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRunner& r, int threads,
+                  const Gemm& gemm) {
   const ConvGeometry& g = p.g;
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   const int64_t kc = cg * g.kernel_size(), plane = g.out_size();
@@ -81,7 +84,6 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, const int8_t* w, const i
       std::min(plane, std::clamp<int64_t>(65536 / std::max<int64_t>(kc, 1), 32, 1024));
   if (width == 0) return;
   const int64_t blocks = (plane + width - 1) / width;
-  const QGemmOutput q{p.x_zero_point, p.y_zero_point, p.qmin, p.qmax};
   for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
     const int64_t b = task % blocks, gi = task / blocks % g.group, n = task / blocks / g.group;
     const int64_t p0 = b * width, cols = std::min(width, plane - p0);
@@ -89,8 +91,7 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, const int8_t* w, const i
     std::vector<int8_t> out(static_cast<size_t>(mg * cols));
     im2col_block(x + (n * g.in_channels + gi * cg) * g.in_size(), g, cg, p0, cols,
                  static_cast<int8_t>(p.x_zero_point), col.data());
-    qgemm_int8({mg, kc, cols}, w + gi * mg * kc, col.data(), bias + gi * mg, m + gi * mg, q,
-               out.data(), p.isa);
+    gemm(gi, QGemmShape{mg, kc, cols}, col.data(), out.data());
     for (int64_t o = 0; o < mg; ++o) {
       std::copy_n(out.data() + o * cols, cols, y + (n * g.out_channels + gi * mg + o) * plane + p0);
     }
@@ -200,9 +201,29 @@ void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t*
       r, g.batch * g.out_channels * g.out_size() * (g.in_channels / g.group) * g.kernel_size());
   if (g.depthwise()) {
     qconv_depthwise(p, x, w, bias, m, y, r, threads);
-  } else {
-    qconv_im2col(p, x, w, bias, m, y, r, threads);
+    return;
   }
+  const QGemmOutput q{p.x_zero_point, p.y_zero_point, p.qmin, p.qmax};
+  qconv_im2col(p, x, y, r, threads,
+               [&](int64_t gi, const QGemmShape& s, const int8_t* col, int8_t* out) {
+                 qgemm_int8(s, w + gi * s.rows * s.depth, col, bias + gi * s.rows, m + gi * s.rows,
+                            q, out, p.isa);
+               });
+}
+
+void qconv_packed(const ConvParams& p, const int8_t* x, const int8_t* packed, const int32_t* offset,
+                  const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+  const ConvGeometry& g = p.g;
+  const int threads = threads_for(
+      r, g.batch * g.out_channels * g.out_size() * (g.in_channels / g.group) * g.kernel_size());
+  // The padding taps still hold x_zero_point; its products are in the
+  // offsets, as they are in the row sums of the unpacked GEMM.
+  const QGemmOutput q{0, p.y_zero_point, p.qmin, p.qmax};
+  qconv_im2col(p, x, y, r, threads,
+               [&](int64_t gi, const QGemmShape& s, const int8_t* col, int8_t* out) {
+                 qgemm_int8_packed(s, packed + gi * packed_weight_bytes(s.rows, s.depth), col,
+                                   offset + gi * s.rows, m + gi * s.rows, q, out, p.isa);
+               });
 }
 
 // Per output plane (image, output channel): Bias, plus every input tap of

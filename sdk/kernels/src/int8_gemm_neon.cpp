@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "int8_gemm_variants.hpp"
+#include "neon_lanes.hpp"
 #include "requantize_row.hpp"
 
 #if EULERNPU_KERNELS_HAVE_NEON
@@ -29,15 +30,6 @@ namespace eulernpu::kernels::detail {
 namespace {
 
 constexpr int64_t kBlockColumns = 8;
-
-int32_t lanes_sum(int32x4_t v) {
-#if defined(__aarch64__)
-  return vaddvq_s32(v);
-#else
-  const int32x2_t s = vadd_s32(vget_low_s32(v), vget_high_s32(v));
-  return vget_lane_s32(vpadd_s32(s, s), 0);
-#endif
-}
 
 // Σ_k a[k] · b[k].
 int32_t dot(const int8_t* a, const int8_t* b, int64_t n) {

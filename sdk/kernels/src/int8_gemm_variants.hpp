@@ -33,7 +33,15 @@ void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* 
 bool cpu_has_avx512_vnni();
 #endif
 
+// The packed GEMM's portable loop and NEON kernel (int8_gemm_packed.hpp).
+void qgemm_int8_packed_scalar(const QGemmShape& s, const int8_t* packed, const int8_t* x,
+                              const int32_t* offset, const sdk::qmath::FixedMultiplier* m,
+                              const QGemmOutput& out, int8_t* y);
+
 #if EULERNPU_KERNELS_HAVE_NEON
+void qgemm_int8_packed_neon(const QGemmShape& s, const int8_t* packed, const int8_t* x,
+                            const int32_t* offset, const sdk::qmath::FixedMultiplier* m,
+                            const QGemmOutput& out, int8_t* y);
 void qgemm_int8_neon(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
                      const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
 #endif

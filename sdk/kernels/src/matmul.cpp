@@ -5,16 +5,21 @@
 #include <cstddef>
 #include <vector>
 
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "requantize_row.hpp"
 
 namespace eulernpu::kernels {
 
 namespace qmath = sdk::qmath;
 
-void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
-           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+namespace {
+
+// Rows of X in blocks of kWidth, each transposed to k × width, multiplied
+// by gemm(shape, xt, yt) and transposed back.
+template <typename Gemm>
+void qgemm_blocks(const QGemmParams& p, const int8_t* x, int8_t* y, const TaskRunner& r,
+                  const Gemm& gemm) {
   const int64_t n = p.n, k = p.k, rows = p.rows;
-  const QGemmOutput q{p.a_zero_point, p.y_zero_point, p.qmin, p.qmax};
   constexpr int64_t kWidth = 128;
   const int64_t blocks = (rows + kWidth - 1) / kWidth;
   for_each_task(r, blocks, threads_for(r, rows * n * k), [&](int64_t b) {
@@ -23,10 +28,29 @@ void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t i = 0; i < k; ++i) xt[static_cast<size_t>(i * cols + j)] = x[(r0 + j) * k + i];
     }
-    qgemm_int8({n, k, cols}, w, xt.data(), bias, m, q, yt.data(), p.isa);
+    gemm(QGemmShape{n, k, cols}, xt.data(), yt.data());
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t o = 0; o < n; ++o) y[(r0 + j) * n + o] = yt[static_cast<size_t>(o * cols + j)];
     }
+  });
+}
+
+}  // namespace
+
+void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
+           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+  const QGemmOutput q{p.a_zero_point, p.y_zero_point, p.qmin, p.qmax};
+  qgemm_blocks(p, x, y, r, [&](const QGemmShape& s, const int8_t* xt, int8_t* yt) {
+    qgemm_int8(s, w, xt, bias, m, q, yt, p.isa);
+  });
+}
+
+void qgemm_packed(const QGemmParams& p, const int8_t* x, const int8_t* packed,
+                  const int32_t* offset, const qmath::FixedMultiplier* m, int8_t* y,
+                  const TaskRunner& r) {
+  const QGemmOutput q{0, p.y_zero_point, p.qmin, p.qmax};
+  qgemm_blocks(p, x, y, r, [&](const QGemmShape& s, const int8_t* xt, int8_t* yt) {
+    qgemm_int8_packed(s, packed, xt, offset, m, q, yt, p.isa);
   });
 }
 

@@ -128,18 +128,32 @@ struct ConvCall {
   const int32_t* bias;
   std::vector<qmath::FixedMultiplier> m;
   int8_t* y;
+  bool packed = false;  // w and bias: packed weights and offsets
 };
 
 ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
   ConvCall c{};
-  require_shapes(op, conv_problem(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
+  c.packed = !transpose && packed_weights(ctx, op);
+  require_shapes(op, conv_problem(KernelAttrs{ctx}, logical_operands(ctx, c.packed),
                                   buffer_operands(ctx.outputs), transpose, c.p.g));
   const auto* m = ctx.inputs[3].as<int32_t>();
   const auto* s = ctx.inputs[4].as<int32_t>();
   c.x = ctx.inputs[0].as<int8_t>();
   c.w = ctx.inputs[1].as<int8_t>();
   c.bias = ctx.inputs[2].as<int32_t>();
-  require_values(op, conv_values(c.p.g, c.w, c.bias, m, s, transpose));
+  if (c.packed) {
+    // Per group, a block of its output channels × (its input channels ·
+    // kernel taps); depthwise convs are never packed.
+    const Geometry& g = c.p.g;
+    if (g.depthwise()) corrupt(op, "a depthwise conv's weights are packed");
+    const int64_t block = kernels::packed_weight_bytes(g.out_channels / g.group,
+                                                       g.in_channels / g.group * g.kernel_size());
+    require_packed_bytes(op, ctx.inputs[1], g.group * block);
+    // The offsets replace the biases; the bound was proven before packing.
+    require_values(op, multipliers_problem(m, s, g.out_channels));
+  } else {
+    require_values(op, conv_values(c.p.g, c.w, c.bias, m, s, transpose));
+  }
   for (int64_t o = 0; o < c.p.g.out_channels; ++o) c.m.push_back(fixed(m[o], s[o]));
   c.p.x_zero_point = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
   c.p.y_zero_point = static_cast<int32_t>(ctx.attr_int("y_zero_point", 0));
@@ -152,6 +166,10 @@ ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
 
 void qconv(const KernelContext& ctx) {
   const ConvCall c = conv_call(ctx, false, "QConv");
+  if (c.packed) {
+    kernels::qconv_packed(c.p, c.x, c.w, c.bias, c.m.data(), c.y, task_runner(ctx));
+    return;
+  }
   kernels::qconv(c.p, c.x, c.w, c.bias, c.m.data(), c.y, task_runner(ctx));
 }
 

@@ -70,13 +70,20 @@ std::optional<std::string> qgemm_check(const sdk::NodeView& node, const sdk::Gra
 }
 
 void qgemm(const KernelContext& ctx) {
-  require_shapes("QGemm", qgemm_shapes(KernelAttrs{ctx}, buffer_operands(ctx.inputs),
-                                       buffer_operands(ctx.outputs)));
+  const bool packed = packed_weights(ctx, "QGemm");
+  const std::vector<Operand> in = logical_operands(ctx, packed);
+  require_shapes("QGemm", qgemm_shapes(KernelAttrs{ctx}, in, buffer_operands(ctx.outputs)));
   const Buffer &a = ctx.inputs[0], &wb = ctx.inputs[1];
-  const int64_t n = wb.shape[0], k = wb.shape[1];
+  const int64_t n = in[1].shape[0], k = in[1].shape[1];
   const auto *m = ctx.inputs[3].as<int32_t>(), *s = ctx.inputs[4].as<int32_t>();
   const auto* bias = ctx.inputs[2].as<int32_t>();
-  require_values("QGemm", qgemm_values(n, k, wb.as<int8_t>(), bias, m, s));
+  if (packed) {
+    require_packed_bytes("QGemm", wb, kernels::packed_weight_bytes(n, k));
+    // The offsets replace the biases; the bound was proven before packing.
+    require_values("QGemm", multipliers_problem(m, s, n));
+  } else {
+    require_values("QGemm", qgemm_values(n, k, wb.as<int8_t>(), bias, m, s));
+  }
   std::vector<qmath::FixedMultiplier> mult;
   for (int64_t o = 0; o < n; ++o) mult.push_back(fixed(m[o], s[o]));
   kernels::QGemmParams p;
@@ -88,6 +95,11 @@ void qgemm(const KernelContext& ctx) {
   p.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
   p.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
   p.isa = ctx.int8_gemm_isa;
+  if (packed) {
+    kernels::qgemm_packed(p, a.as<int8_t>(), wb.as<int8_t>(), bias, mult.data(),
+                          ctx.outputs[0].as<int8_t>(), task_runner(ctx));
+    return;
+  }
   kernels::qgemm(p, a.as<int8_t>(), wb.as<int8_t>(), bias, mult.data(), ctx.outputs[0].as<int8_t>(),
                  task_runner(ctx));
 }

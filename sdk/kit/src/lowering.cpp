@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/errors.hpp"
+#include "weight_packing.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -122,7 +124,7 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
 }
 
 void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix,
-                 const std::string& weights_file) {
+                 const std::string& weights_file, bool pack_int8_weights) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
     if (auto reason = unsupported_reason(graph, i)) {
       sdk::errors::lowering_missing(graph.node(i).op_type(),
@@ -130,8 +132,38 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
     }
   }
 
+  std::set<std::string> initializer_names;
+  for (const enp_tensor_t& t : graph.initializers()) initializer_names.insert(t.name);
+  // Packed weights replace a node's inputs 1 and 2; the originals stay only
+  // where something else still reads them.
+  std::map<size_t, PackedWeights> packed;
+  if (pack_int8_weights) {
+    for (size_t i = 0; i < graph.node_count(); ++i) {
+      if (auto p = pack_node_weights(graph, i)) packed.emplace(i, std::move(*p));
+    }
+  }
+  auto node_input = [&](size_t i, size_t k) -> std::string {
+    const auto it = packed.find(i);
+    if (it != packed.end() && k == 1) return it->second.w.name;
+    if (it != packed.end() && k == 2) return it->second.offset.name;
+    return std::string(graph.node(i).input(k));
+  };
+  std::set<std::string> read;
+  for (size_t i = 0; i < graph.node_count(); ++i) {
+    for (size_t k = 0; k < graph.node(i).input_count(); ++k) read.insert(node_input(i, k));
+  }
+  for (const enp_tensor_t& t : graph.outputs()) read.insert(t.name);
   std::set<std::string> weight_names;
-  for (const enp_tensor_t& t : graph.initializers()) weight_names.insert(t.name);
+  for (const std::string& name : initializer_names) {
+    if (packed.empty() || read.count(name)) weight_names.insert(name);
+  }
+  std::map<std::string, const sdk::OwnedTensor*> packed_tensors;
+  for (const auto& [i, p] : packed) {
+    packed_tensors[p.w.name] = &p.w;
+    packed_tensors[p.offset.name] = &p.offset;
+    weight_names.insert(p.w.name);
+    weight_names.insert(p.offset.name);
+  }
 
   ordered_json g;
   g["format"] = kGraphFormat;
@@ -147,7 +179,7 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   if (!domain_opsets.empty()) g["opsets"] = domain_opsets;
   g["inputs"] = ordered_json::array();
   for (const enp_tensor_t& t : graph.inputs()) {
-    if (!weight_names.count(t.name)) g["inputs"].push_back(t.name);
+    if (!initializer_names.count(t.name)) g["inputs"].push_back(t.name);
   }
   g["outputs"] = ordered_json::array();
   for (const enp_tensor_t& t : graph.outputs()) g["outputs"].push_back(t.name);
@@ -160,8 +192,14 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
   auto describe = [&](std::string_view name, const char* kind) {
     const std::string key(name);
     if (key.empty() || tensors.count(key)) return;
-    const sdk::TensorView v = *graph.value(name);
-    tensors[key] = {{"dtype", sdk::dtype_name(v.dtype())}, {"shape", v.shape()}, {"kind", kind}};
+    const auto p = packed_tensors.find(key);
+    if (p != packed_tensors.end()) {
+      tensors[key] = {
+          {"dtype", sdk::dtype_name(p->second->dtype)}, {"shape", p->second->dims}, {"kind", kind}};
+    } else {
+      const sdk::TensorView v = *graph.value(name);
+      tensors[key] = {{"dtype", sdk::dtype_name(v.dtype())}, {"shape", v.shape()}, {"kind", kind}};
+    }
     order.push_back(key);
   };
   for (const auto& name : g["inputs"]) describe(name.get<std::string>(), "input");
@@ -172,13 +210,17 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
     ordered_json jn{{"name", n.name()}, {"op", n.op_type()}};
     if (!n.domain().empty()) jn["domain"] = n.domain();
     jn["inputs"] = ordered_json::array();
-    for (size_t k = 0; k < n.input_count(); ++k) jn["inputs"].push_back(n.input(k));
+    for (size_t k = 0; k < n.input_count(); ++k) jn["inputs"].push_back(node_input(i, k));
     jn["outputs"] = ordered_json::array();
     for (size_t k = 0; k < n.output_count(); ++k) {
       jn["outputs"].push_back(n.output(k));
       describe(n.output(k), "intermediate");
     }
     jn["attributes"] = attributes_json(n);
+    if (const auto it = packed.find(i); it != packed.end()) {
+      jn["attributes"][kWeightLayoutAttr] = kernels::kPanelLayout;
+      jn["attributes"][kWeightShapeAttr] = it->second.w_shape;
+    }
     nodes.push_back(jn);
   }
   // Outputs no node writes (a folded constant, an input passed through).
@@ -252,6 +294,10 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
 
   std::vector<sdk::OwnedTensor> weights;
   for (const std::string& name : weight_names) {
+    if (const auto p = packed_tensors.find(name); p != packed_tensors.end()) {
+      weights.push_back(*p->second);
+      continue;
+    }
     const sdk::TensorView t = *graph.initializer(name);
     const auto* p = static_cast<const uint8_t*>(t.data());
     weights.push_back({name, t.dtype(), t.shape(), {p, p + t.size_bytes()}});

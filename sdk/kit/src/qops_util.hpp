@@ -5,7 +5,9 @@
 // lowers is what runs, and a corrupt artifact is rejected before any access.
 // Value checks (multipliers, accumulator bounds, tables) run on constants at
 // lowering and on the actual tensors at run time, so no input ever reaches
-// qmath with an argument outside its contract.
+// qmath with an argument outside its contract. (Packed weights are the
+// exception: the compiler checked their bound before packing, and the
+// packed GEMM's sums wrap instead of overflowing.)
 #pragma once
 
 #include <array>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/kit/op_table.hpp"
 #include "eulernpu/sdk/qmath.hpp"
@@ -153,6 +156,32 @@ inline void require_shapes(const char* op, const Problem& p) {
 }
 inline void require_values(const char* op, const Problem& p) {
   if (p) value_out_of_range(std::string(op) + ": " + *p);
+}
+
+// Whether the compiler packed this node's W (op_table.hpp's
+// kWeightLayoutAttr); a layout this build does not know is a damaged
+// artifact.
+inline bool packed_weights(const KernelContext& ctx, const char* op) {
+  if (!ctx.has_attr(kWeightLayoutAttr)) return false;
+  const std::string layout = ctx.attr_string(kWeightLayoutAttr, "");
+  if (layout != kernels::kPanelLayout) corrupt(op, "unknown weight layout '" + layout + "'");
+  return true;
+}
+
+// The node's inputs as the op's checks read them: a packed W with the
+// logical shape it was packed from.
+inline std::vector<Operand> logical_operands(const KernelContext& ctx, bool packed) {
+  std::vector<Operand> in = buffer_operands(ctx.inputs);
+  if (packed && in.size() > 1) in[1].shape = ctx.attr_ints(kWeightShapeAttr);
+  return in;
+}
+
+// A packed W holds exactly `bytes`.
+inline void require_packed_bytes(const char* op, const Buffer& w, int64_t bytes) {
+  if (w.dtype != ENP_DTYPE_INT8 || w.shape.size() != 1 || w.shape[0] != bytes) {
+    corrupt(op, "packed W " + sdk::shape_string(w.shape) + " should hold " + std::to_string(bytes) +
+                    " int8 values");
+  }
 }
 
 // Shape-checking function of an op: attributes, inputs, outputs.

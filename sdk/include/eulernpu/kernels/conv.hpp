@@ -46,6 +46,14 @@ struct ConvParams {
 void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
            const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial);
 
+// QConv over weights packed per group by pack_qgemm_weights
+// (int8_gemm_packed.hpp: group g's block of out_channels/group rows ×
+// in_channels/group·kernel_size() depth at g · packed_weight_bytes of
+// that), x_zero_point folded into `offset`. Not for depthwise convs, which
+// take the direct path unpacked. The same bytes as qconv.
+void qconv_packed(const ConvParams& p, const int8_t* x, const int8_t* packed, const int32_t* offset,
+                  const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial);
+
 // QConvTranspose: every input tap scattered into its output plane.
 void qconv_transpose(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
                      const sdk::qmath::FixedMultiplier* m, int8_t* y,

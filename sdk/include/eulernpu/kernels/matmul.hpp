@@ -25,6 +25,12 @@ struct QGemmParams {
 void qgemm(const QGemmParams& p, const int8_t* a, const int8_t* w, const int32_t* bias,
            const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial);
 
+// qgemm over W packed by pack_qgemm_weights (int8_gemm_packed.hpp) with
+// a_zero_point folded into `offset`; the same blocks, the same bytes.
+void qgemm_packed(const QGemmParams& p, const int8_t* a, const int8_t* packed,
+                  const int32_t* offset, const sdk::qmath::FixedMultiplier* m, int8_t* y,
+                  const TaskRunner& r = kSerial);
+
 // Y = (A − za) · (B − zb), numpy batch broadcasting: A (a_batch..., m, k),
 // B (b_batch..., k, n), Y (batch..., m, n) with batch the broadcast of the
 // two (1-D operands already given their unit dim).

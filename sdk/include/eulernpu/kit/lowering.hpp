@@ -19,7 +19,12 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
 // files inside the artifact, so a backend can embed this lowering as its
 // functional model beside its own files. `weights_file` (relative to the
 // prefix, recorded in plan.json) names the weights after the backend.
+// `pack_int8_weights`: QGemm's and QConv's weights in the layout of
+// eulernpu/kernels/int8_gemm_packed.hpp, with the input zero point folded
+// into the bias (weight_packing.hpp); the originals are left out unless
+// another node or a graph output reads them.
 void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
-                 const std::string& prefix = "", const std::string& weights_file = kWeightsFile);
+                 const std::string& prefix = "", const std::string& weights_file = kWeightsFile,
+                 bool pack_int8_weights = false);
 
 }  // namespace eulernpu::kit

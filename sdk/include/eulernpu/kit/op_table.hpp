@@ -99,6 +99,13 @@ struct OpEntry {
 // eulernpu's own operator domain (docs/quantization.md).
 inline constexpr const char* kEulerNpuDomain = sdk::int8_ops::kDomain.data();
 
+// The attributes of a QGemm or QConv whose weights the compiler packed
+// (lower_graph's pack_int8_weights): W's layout (kernels::kPanelLayout) and
+// its logical shape; input 1 is then the packed bytes and input 2 the
+// biases with the input zero point folded in.
+inline constexpr const char* kWeightLayoutAttr = "w_layout";
+inline constexpr const char* kWeightShapeAttr = "w_shape";
+
 std::span<const OpEntry> op_table();
 
 // A group of ops: the entries of one kernels_<name>.cpp file.
