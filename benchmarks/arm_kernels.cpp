@@ -60,10 +60,14 @@ void pack(Operands& o, int64_t groups, int64_t rows, int64_t depth, int32_t x_ze
 }
 
 Operands operands(int64_t x, int64_t w, int64_t y, int64_t channels) {
-  Operands o{codes(x, -128, 127), codes(w, -127, 127), std::vector<int8_t>(static_cast<size_t>(y)),
+  Operands o{codes(x, -128, 127),
+             codes(w, -127, 127),
+             std::vector<int8_t>(static_cast<size_t>(y)),
              std::vector<int32_t>(static_cast<size_t>(channels), 1000),
              std::vector<qmath::FixedMultiplier>(static_cast<size_t>(channels),
-                                                 qmath::FixedMultiplier{1 << 30, 16})};
+                                                 qmath::FixedMultiplier{1 << 30, 16}),
+             {},
+             {}};
   return o;
 }
 
