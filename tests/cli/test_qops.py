@@ -196,21 +196,26 @@ def multipliers(rng, count, lo=2.0 ** -12, hi=2.0 ** -6):
 
 
 class QOpsTest(CliTestCase):
-    def run_model(self, model, inputs, threads=None, name="m"):
+    def run_model(self, model, inputs, threads=None, name="m", backend="cpu_ref"):
         src = self.path(f"{name}.onnx")
         onnx.save(model, src)
         np.savez(self.path(f"{name}.in.npz"), **inputs)
-        art = self.path(f"{name}.artifact")
+        art = self.path(f"{name}.{backend}.artifact")
         if not os.path.exists(art):
-            self.ok("compile", "--model", src, "--out", art)
+            self.ok("compile", "--model", src, "--backend", backend, "--out", art)
         out = self.path(f"{name}.out.{threads}.npz")
         extra = ["--threads", str(threads)] if threads else []
         self.ok("run", "--artifact", art, "--input", self.path(f"{name}.in.npz"), "--out", out,
                 *extra)
         return np.load(out)["y"]
 
-    def check(self, model, inputs, want, name="m"):
-        got = self.run_model(model, inputs, name=name)
+    def check(self, model, inputs, want, name="m", backends=("cpu_ref",)):
+        for backend in backends:
+            self.check_on(model, inputs, want, name, backend)
+
+    def check_on(self, model, inputs, want, name, backend):
+        name = f"{name} on {backend}"
+        got = self.run_model(model, inputs, name=name.replace(" ", "-"), backend=backend)
         self.assertEqual(got.dtype, np.int8, name)
         self.assertEqual(got.shape, want.shape, name)
         diff = np.argwhere(got != want)
@@ -239,7 +244,8 @@ class QOpsTest(CliTestCase):
         model = qmodel([qnode("QConv", ["x", "w", "b", "m", "s"], **attrs)], {"x": x},
                        [("w", w), ("b", bias), ("m", m), ("s", s)])
         want = conv_ref(x, w, bias, m, s, strides, pads, dilations, group, xzp, yzp, qmin, qmax)
-        self.check(model, {"x": x}, want, name)
+        # zynq_ps runs QConv over the weights it packed (all but depthwise).
+        self.check(model, {"x": x}, want, name, backends=("cpu_ref", "zynq_ps"))
 
     def test_qconv_matches_the_reference(self):
         rng = np.random.default_rng(1)
@@ -326,7 +332,8 @@ class QOpsTest(CliTestCase):
                 model = qmodel([qnode("QGemm", ["a", "w", "b", "m", "s"], a_zero_point=-9,
                                       y_zero_point=12, qmin=-60)],
                                {"a": a}, [("w", w), ("b", bias), ("m", m), ("s", s)])
-                self.check(model, {"a": a}, gemm_ref(a, w, bias, m, s, -9, 12, -60), name)
+                self.check(model, {"a": a}, gemm_ref(a, w, bias, m, s, -9, 12, -60), name,
+                           backends=("cpu_ref", "zynq_ps"))
 
     def test_qmatmul_broadcasts_batch_dims(self):
         rng = np.random.default_rng(5)
