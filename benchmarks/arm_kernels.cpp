@@ -7,7 +7,9 @@
 // same bytes. C++17 and the kernel library only, like the kernels'
 // self-test. The scalar build defines EULERNPU_KERNELS_NO_NEON. A *_packed
 // case is its base case over weights packed as zynq_ps artifacts hold them
-// (int8_gemm_packed.hpp): the same operands, the same output bytes.
+// (int8_gemm_packed.hpp): the same operands, the same output bytes. The
+// sgemm case is the float GEMM bundles compile in place of OpenBLAS
+// (sdk/kit/src/blas_portable.cpp), its output bytes as a float digest.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kernels/matmul.hpp"
+#include "kernel_util.hpp"
 
 namespace k = eulernpu::kernels;
 namespace qmath = eulernpu::sdk::qmath;
@@ -46,6 +49,7 @@ struct Operands {
   std::vector<qmath::FixedMultiplier> m;
   std::vector<int8_t> packed;  // the *_packed cases: w as zynq_ps packs it
   std::vector<int32_t> offset;
+  std::vector<float> fa, fb, fc;  // the sgemm case
 };
 
 // Packs o.w as `groups` blocks of rows × depth, as zynq_ps's compiler does.
@@ -60,14 +64,12 @@ void pack(Operands& o, int64_t groups, int64_t rows, int64_t depth, int32_t x_ze
 }
 
 Operands operands(int64_t x, int64_t w, int64_t y, int64_t channels) {
-  Operands o{codes(x, -128, 127),
-             codes(w, -127, 127),
-             std::vector<int8_t>(static_cast<size_t>(y)),
-             std::vector<int32_t>(static_cast<size_t>(channels), 1000),
-             std::vector<qmath::FixedMultiplier>(static_cast<size_t>(channels),
-                                                 qmath::FixedMultiplier{1 << 30, 16}),
-             {},
-             {}};
+  Operands o;
+  o.x = codes(x, -128, 127);
+  o.w = codes(w, -127, 127);
+  o.y.resize(static_cast<size_t>(y));
+  o.bias.assign(static_cast<size_t>(channels), 1000);
+  o.m.assign(static_cast<size_t>(channels), qmath::FixedMultiplier{1 << 30, 16});
   return o;
 }
 
@@ -89,10 +91,17 @@ k::ConvParams conv_params(int64_t channels_in, int64_t channels_out, int64_t gro
   return p;
 }
 
-uint64_t digest(const std::vector<int8_t>& b) {
+uint64_t digest(const void* data, size_t bytes) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (int8_t v : b) h = (h ^ static_cast<uint8_t>(v)) * 1099511628211ull;
+  const auto* b = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
   return h;
+}
+
+std::vector<float> floats(const std::vector<int8_t>& codes) {
+  std::vector<float> v(codes.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(codes[i]) / 37.0f;
+  return v;
 }
 
 }  // namespace
@@ -101,7 +110,7 @@ int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
                  "usage: arm_kernels "
-                 "conv3x3[_packed]|depthwise3x3|fc[_packed]|gemm_batch8[_packed]|add|matmul "
+                 "conv3x3[_packed]|depthwise3x3|fc[_packed]|gemm_batch8[_packed]|add|matmul|sgemm "
                  "REPEAT\n");
     return 2;
   }
@@ -170,11 +179,22 @@ int main(int argc, char** argv) {
     p.multiplier = qmath::FixedMultiplier{1 << 30, 14};
     o = operands(64 * 32 + 32 * 64, 0, 64 * 64, 0);
     call = [&o, p] { k::qmatmul(p, o.x.data(), o.x.data() + 64 * 32, o.y.data()); };
+  } else if (which == "sgemm") {  // a float 3×3 conv 16 → 16, 14×14, as its im2col GEMM
+    o.fa = floats(codes(16 * 144, -128, 127));
+    o.fb = floats(codes(144 * 196, -128, 127));
+    o.fc.assign(16 * 196, 0.0f);
+    call = [&o] {
+      eulernpu::kit::SerialBlas serial;
+      eulernpu::kit::sgemm_f32_serial(false, false, 16, 196, 144, 1.0f, o.fa.data(), 144,
+                                      o.fb.data(), 196, 0.0f, o.fc.data(), 196);
+    };
   } else {
     std::fprintf(stderr, "arm_kernels: unknown case '%s'\n", which.c_str());
     return 2;
   }
   for (int r = 0; r < repeat; ++r) call();
-  std::printf("%s %016" PRIx64 "\n", which.c_str(), digest(o.y));
+  const uint64_t h = o.fc.empty() ? digest(o.y.data(), o.y.size())
+                                  : digest(o.fc.data(), o.fc.size() * sizeof(float));
+  std::printf("%s %016" PRIx64 "\n", which.c_str(), h);
   return 0;
 }

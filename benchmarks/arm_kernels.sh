@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The NEON int8 kernels against the portable scalar code, on aarch64 and
+# The NEON int8 kernels (and the float GEMM of bundles) against the portable scalar code, on aarch64 and
 # armv7-a (NEON, hard float): builds arm_kernels.cpp twice per target with
 # the ARM cross compilers (once as is, once with EULERNPU_KERNELS_NO_NEON),
 # runs each under qemu-user and counts the guest instructions one kernel
@@ -12,7 +12,7 @@
 # than the scalar build.
 #   benchmarks/arm_kernels.sh [--write-docs FILE | --check-docs FILE] [CASE...]
 # A CASE_packed case is CASE over the weights zynq_ps packs; its bytes must
-# be CASE's. The cases default to all nine; --write-docs replaces the table between
+# be CASE's. The cases default to all ten; --write-docs replaces the table between
 # the markers in FILE, --check-docs fails if the table there differs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,7 +22,7 @@ case "${1:-}" in
 esac
 cases=("$@")
 [ "${#cases[@]}" -gt 0 ] || cases=(conv3x3 conv3x3_packed depthwise3x3 fc fc_packed gemm_batch8
-  gemm_batch8_packed matmul add)
+  gemm_batch8_packed matmul add sgemm)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -35,13 +35,14 @@ done
 
 k="$root/sdk/kernels/src"
 sources=("$k/conv.cpp" "$k/elementwise.cpp" "$k/int8_gemm.cpp" "$k/int8_gemm_avx512_vnni.cpp" "$k/int8_gemm_neon.cpp"
-         "$k/int8_gemm_packed.cpp" "$k/int8_gemm_packed_neon.cpp" "$k/matmul.cpp")
+         "$k/int8_gemm_packed.cpp" "$k/int8_gemm_packed_neon.cpp" "$k/matmul.cpp"
+         "$root/sdk/kit/src/blas_portable.cpp")
 # -O3, as a bundle's Release build (plugins/zynq_ps/bundle/CMakeLists.txt);
 # static, as the bundles link by default, which also keeps the dynamic
 # loader out of the trace (a third of the time). -Wno-psabi: GCC's notes on
 # armv7-a that an ABI changed in GCC 7.1.
-flags=(-std=c++17 -O3 -static -fno-exceptions -Wall -Wextra -Werror -Wno-psabi -pthread
-       -I"$root/sdk/include" -I"$k")
+flags=(-std=c++20 -O3 -ffp-contract=off -static -Wall -Wextra -Werror -Wno-psabi -pthread
+       -I"$root/sdk/include" -I"$k" -I"$root/sdk/kit/src")
 
 # count EMULATOR TRIPLE EXE CASE REPEAT: instructions retired by the run;
 # prints the digest line to $work/digest.
@@ -103,6 +104,7 @@ label() {
     gemm_batch8) echo "fully connected 512 → 64, batch 8" ;;
     matmul) echo "attention scores, (64 × 32) · (32 × 64)" ;;
     add) echo "residual add, 32 channels, 28×28" ;;
+    sgemm) echo "float32 GEMM 16 × 144 · 144 × 196 (a 3×3 conv's)" ;;
     *) echo "$1" ;;
   esac
 }

@@ -18,7 +18,7 @@ namespace detail {
 void qgemm_int8_packed_scalar(const QGemmShape& s, const int8_t* packed, const int8_t* x,
                               const int32_t* offset, const sdk::qmath::FixedMultiplier* m,
                               const QGemmOutput& out, int8_t* y) {
-  const int64_t chunks = (s.depth + kPanelDepth - 1) / kPanelDepth;
+  const int64_t chunks = packed_chunks(s.depth);
   // uint32: the sums wrap (defined) where a damaged artifact's weights
   // break the bound; where it holds they are the exact integers.
   std::vector<uint32_t> acc(static_cast<size_t>(s.columns));
@@ -26,8 +26,7 @@ void qgemm_int8_packed_scalar(const QGemmShape& s, const int8_t* packed, const i
   for (int64_t o = 0; o < s.rows; ++o) {
     std::fill(acc.begin(), acc.end(), static_cast<uint32_t>(offset[o]));
     for (int64_t c = 0; c < chunks; ++c) {
-      const int8_t* wc =
-          packed + ((o / kPanelRows * chunks + c) * kPanelRows + o % kPanelRows) * kPanelDepth;
+      const int8_t* wc = packed + packed_row_chunk(chunks, o, c);
       const int64_t n = std::min(kPanelDepth, s.depth - c * kPanelDepth);
       for (int64_t kk = 0; kk < n; ++kk) {
         const int32_t wk = wc[kk];
@@ -63,13 +62,12 @@ bool pack_qgemm_weights(const QGemmShape& s, const int8_t* w, const int32_t* bia
   }
   const int64_t bytes = packed_weight_bytes(s.rows, s.depth);
   std::fill_n(packed, bytes, int8_t{0});
-  const int64_t chunks = (s.depth + kPanelDepth - 1) / kPanelDepth;
+  const int64_t chunks = packed_chunks(s.depth);
   for (int64_t o = 0; o < s.rows; ++o) {
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t n = std::min(kPanelDepth, s.depth - c * kPanelDepth);
-      std::memcpy(
-          packed + ((o / kPanelRows * chunks + c) * kPanelRows + o % kPanelRows) * kPanelDepth,
-          w + o * s.depth + c * kPanelDepth, static_cast<size_t>(n));
+      std::memcpy(packed + packed_row_chunk(chunks, o, c), w + o * s.depth + c * kPanelDepth,
+                  static_cast<size_t>(n));
     }
   }
   std::copy(offsets.begin(), offsets.end(), offset);

@@ -63,7 +63,7 @@ void panel_block(const QGemmShape& s, const int8_t* panel, const int8_t* x, int6
                  const int32_t* offset, int32_t* acc) {
   Block b;
   for (int r = 0; r < kPanelRows; ++r) b.lo[r] = b.hi[r] = vdupq_n_s32(offset[r]);
-  const int64_t chunks = (s.depth + kPanelDepth - 1) / kPanelDepth;
+  const int64_t chunks = packed_chunks(s.depth);
   const int8_t* xp = x + p0;
   for (int64_t c = 0; c < chunks; ++c) {
     const int8_t* wc = panel + c * kChunkBytes;
@@ -101,7 +101,7 @@ void panel_block(const QGemmShape& s, const int8_t* panel, const int8_t* x, int6
 void qgemm_int8_packed_neon(const QGemmShape& s, const int8_t* packed, const int8_t* x,
                             const int32_t* offset, const sdk::qmath::FixedMultiplier* m,
                             const QGemmOutput& out, int8_t* y) {
-  const int64_t chunks = (s.depth + kPanelDepth - 1) / kPanelDepth;
+  const int64_t chunks = packed_chunks(s.depth);
   const int64_t panels = (s.rows + kPanelRows - 1) / kPanelRows;
   const int64_t block_end = s.columns / kBlockColumns * kBlockColumns;
   const int64_t tail = s.columns - block_end;

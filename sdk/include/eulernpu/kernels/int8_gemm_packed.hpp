@@ -24,11 +24,20 @@ inline constexpr const char* kPanelLayout = "panel4x16";
 inline constexpr int64_t kPanelRows = 4;
 inline constexpr int64_t kPanelDepth = 16;
 
+// Chunks of kPanelDepth in a row of `depth` weights.
+inline int64_t packed_chunks(int64_t depth) { return (depth + kPanelDepth - 1) / kPanelDepth; }
+
 // Bytes of a packed rows × depth matrix (0 when either is 0).
 inline int64_t packed_weight_bytes(int64_t rows, int64_t depth) {
   if (rows <= 0 || depth <= 0) return 0;
-  return (rows + kPanelRows - 1) / kPanelRows * kPanelRows *
-         ((depth + kPanelDepth - 1) / kPanelDepth) * kPanelDepth;
+  return (rows + kPanelRows - 1) / kPanelRows * kPanelRows * packed_chunks(depth) * kPanelDepth;
+}
+
+// Offset in the packed matrix of row `row`'s chunk `chunk` (its 16 weights
+// are contiguous): the one definition of the layout that the packer and
+// every kernel index with.
+inline int64_t packed_row_chunk(int64_t chunks, int64_t row, int64_t chunk) {
+  return ((row / kPanelRows * chunks + chunk) * kPanelRows + row % kPanelRows) * kPanelDepth;
 }
 
 // Packs w (rows × depth, row-major) into `packed` (packed_weight_bytes)
