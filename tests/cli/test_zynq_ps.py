@@ -19,7 +19,8 @@ import int8_identity
 
 ONNX_MLP = os.path.join(SOURCE_DIR, "examples", "onnx_mlp")
 DEVICES = {"pynq-z2": ("cortex-a9", "armv7-a", 2), "zcu104": ("cortex-a53", "aarch64", 4),
-           "kv260": ("cortex-a53", "aarch64", 4)}
+           "kv260": ("cortex-a53", "aarch64", 4), "ultra96-v2": ("cortex-a53", "aarch64", 4),
+           "zcu102": ("cortex-a53", "aarch64", 4)}
 TINY = """name: tiny
 description: a one-core test device
 cpu: cortex-a53

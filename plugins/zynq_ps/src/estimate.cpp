@@ -204,14 +204,48 @@ std::string summary(const ordered_json& r) {
 
 }  // namespace
 
-ordered_json estimate_report(const kit::LoweredArtifact& lowered, const Device& device,
-                             int64_t threads) {
+OpEstimate op_estimate(const kit::LoweredArtifact& lowered, const kit::LoweredNode& n,
+                       const Device& device, int64_t threads) {
   const Device::Cost& cost = device.cost;
-  const int64_t used = threads <= 0 ? device.cores : std::min(threads, device.cores);
   const double hz = device.clock_mhz * 1e6;
   const double l2_bytes = static_cast<double>(device.l2_kib) * 1024.0;
   const double ddr_bytes_per_s = device.ddr_gbps * 1e9;
+  const OpCost oc = op_cost(lowered, n);
+  OpEstimate e;
+  e.kernel = kernel_name(oc.kernel);
+  e.macs = oc.macs;
+  int64_t out_bytes = 0;
+  for (const std::string& name : n.outputs) {
+    if (const kit::TensorDecl* t = tensor(lowered, name)) {
+      e.elements += elements(*t);
+      out_bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));
+    }
+  }
+  e.bytes = out_bytes;
+  for (const std::string& name : n.inputs) {
+    if (const kit::TensorDecl* t = tensor(lowered, name)) {
+      e.bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));
+    }
+  }
+  const double compute_cycles =
+      oc.kernel == Kernel::kCopy ? static_cast<double>(out_bytes) / cost.copy_bytes_per_cycle
+                                 : static_cast<double>(oc.macs) / macs_per_cycle(oc.kernel, cost) +
+                                       static_cast<double>(e.elements) * cost.cycles_per_element;
+  // What the op reads and writes comes from L2 if it fits there, else
+  // from DDR, which the cores share: threads do not divide it.
+  e.memory_s = static_cast<double>(e.bytes) > l2_bytes
+                   ? static_cast<double>(e.bytes) / ddr_bytes_per_s
+                   : 0.0;
+  e.overhead_s = cost.op_overhead_cycles / hz;
+  e.compute_s = compute_cycles / hz / static_cast<double>(threads);
+  e.time_s = std::max(e.compute_s, e.memory_s) + e.overhead_s;
+  e.time_1_s = std::max(compute_cycles / hz, e.memory_s) + e.overhead_s;
+  return e;
+}
 
+ordered_json estimate_report(const kit::LoweredArtifact& lowered, const Device& device,
+                             int64_t threads) {
+  const int64_t used = threads <= 0 ? device.cores : std::min(threads, device.cores);
   ordered_json r;
   r["format"] = kEstimateFormat;
   r["version"] = kEstimateVersion;
@@ -226,46 +260,21 @@ ordered_json estimate_report(const kit::LoweredArtifact& lowered, const Device& 
   int64_t total_macs = 0;
   for (size_t index : lowered.plan.schedule) {
     const kit::LoweredNode& n = lowered.graph.nodes[index];
-    const OpCost oc = op_cost(lowered, n);
-    int64_t out_elements = 0, out_bytes = 0;
-    for (const std::string& name : n.outputs) {
-      if (const kit::TensorDecl* t = tensor(lowered, name)) {
-        out_elements += elements(*t);
-        out_bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));
-      }
-    }
-    int64_t bytes = out_bytes;
-    for (const std::string& name : n.inputs) {
-      if (const kit::TensorDecl* t = tensor(lowered, name)) {
-        bytes += elements(*t) * static_cast<int64_t>(sdk::dtype_size(t->dtype));
-      }
-    }
-    const double compute_cycles =
-        oc.kernel == Kernel::kCopy
-            ? static_cast<double>(out_bytes) / cost.copy_bytes_per_cycle
-            : static_cast<double>(oc.macs) / macs_per_cycle(oc.kernel, cost) +
-                  static_cast<double>(out_elements) * cost.cycles_per_element;
-    // What the op reads and writes comes from L2 if it fits there, else
-    // from DDR, which the cores share: threads do not divide it.
-    const double memory_s =
-        static_cast<double>(bytes) > l2_bytes ? static_cast<double>(bytes) / ddr_bytes_per_s : 0.0;
-    const double overhead_s = cost.op_overhead_cycles / hz;
-    const double compute_s = compute_cycles / hz / static_cast<double>(used);
-    const double op_s = std::max(compute_s, memory_s) + overhead_s;
-    total_s += op_s;
-    total_1_s += std::max(compute_cycles / hz, memory_s) + overhead_s;
-    total_macs += oc.macs;
+    const OpEstimate e = op_estimate(lowered, n, device, used);
+    total_s += e.time_s;
+    total_1_s += e.time_1_s;
+    total_macs += e.macs;
     r["ops"].push_back({{"node", n.name},
                         {"op", n.op},
-                        {"kernel", kernel_name(oc.kernel)},
-                        {"macs", oc.macs},
-                        {"elements", out_elements},
-                        {"bytes", bytes},
-                        {"compute_us", compute_s * 1e6},
-                        {"memory_us", memory_s * 1e6},
-                        {"overhead_us", overhead_s * 1e6},
-                        {"time_us", op_s * 1e6},
-                        {"bound", memory_s > compute_s ? "memory" : "compute"}});
+                        {"kernel", e.kernel},
+                        {"macs", e.macs},
+                        {"elements", e.elements},
+                        {"bytes", e.bytes},
+                        {"compute_us", e.compute_s * 1e6},
+                        {"memory_us", e.memory_s * 1e6},
+                        {"overhead_us", e.overhead_s * 1e6},
+                        {"time_us", e.time_s * 1e6},
+                        {"bound", e.memory_s > e.compute_s ? "memory" : "compute"}});
   }
   r["totals"] = {{"latency_ms", total_s * 1e3},
                  {"latency_ms_1_thread", total_1_s * 1e3},

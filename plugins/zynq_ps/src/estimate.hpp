@@ -9,11 +9,23 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "device.hpp"
 #include "eulernpu/kit/lowered_graph.hpp"
 
 namespace eulernpu::zynq_ps {
+
+// One op's estimate on `threads` cores (already capped to the device's).
+struct OpEstimate {
+  std::string kernel;  // which of the device's rates applied
+  int64_t macs = 0, elements = 0, bytes = 0;
+  double compute_s = 0, memory_s = 0, overhead_s = 0;
+  double time_s = 0;    // max(compute, memory) + overhead
+  double time_1_s = 0;  // the same on one core
+};
+OpEstimate op_estimate(const kit::LoweredArtifact& lowered, const kit::LoweredNode& node,
+                       const Device& device, int64_t threads);
 
 inline constexpr const char* kEstimateFormat = "eulernpu-zynq_ps-estimate";
 inline constexpr int kEstimateVersion = 1;

@@ -112,7 +112,8 @@ class SerialBlas {
   SerialBlas& operator=(const SerialBlas&) = delete;
 
  private:
-  int saved_;
+  // The portable BLAS has no thread count to save (blas_portable.cpp).
+  [[maybe_unused]] int saved_ = 0;
 };
 
 // Row-major float64 C (m x n) = A (m x k) * B (k x n), all contiguous, on
