@@ -25,6 +25,10 @@ packages=(
   clang-14 libclang-rt-14-dev llvm-14
   # lld links the sanitized binaries (some 80 MB each) four times faster than ld.
   lld-14
+  # fpga_board's PL engine in RTL: Verilator co-simulates it against the C++
+  # model, Yosys synthesizes it for the resource model (tests/cli/test_fpga_rtl.py,
+  # plugins/fpga_board/rtl/synth_sizes.py).
+  verilator yosys
 )
 
 # The real-model suite fetches its models with npm (tests/real_models). A

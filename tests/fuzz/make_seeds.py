@@ -180,13 +180,15 @@ def main():
         write_dict("calib", ["@@part@@", "#", ".npy", ".npz", "input", "image", "ids", "arr_0", "\x93NUMPY",
                              "PK\x03\x04", "'shape':", "<f4", "<i8", "../", "/"])
 
-        # npu_sim device descriptors
+        # device descriptors: npu_sim's devices, zynq_ps's, fpga_board's boards
         c = Corpus("device")
         words = {"&a", "*a", "<<:", "---"}
-        devices = os.path.join(ROOT, "plugins", "npu_sim", "devices")
-        for f in sorted(os.listdir(devices)):
-            c.add(f, read(os.path.join(devices, f)))
-            words |= yaml_words(read(os.path.join(devices, f)).decode())
+        for plugin, sub in (("npu_sim", "devices"), ("zynq_ps", "devices"),
+                            ("fpga_board", "boards")):
+            devices = os.path.join(ROOT, "plugins", plugin, sub)
+            for f in sorted(os.listdir(devices)):
+                c.add(f, read(os.path.join(devices, f)))
+                words |= yaml_words(read(os.path.join(devices, f)).decode())
         write_dict("device", words)
 
         # artifacts: packed (.mxq) for mxq, directories as parts for run

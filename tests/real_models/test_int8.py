@@ -13,9 +13,12 @@ stage: test_fp32 checks that the gap is still there), in a temporary directory:
                       --target-device npu8 --inference-scheme single    -> npu.mxq
      (with EULERNPU_REAL_MODELS_FULL=1: every device and core mode that
      `eulernpu capabilities --backend npu_sim --json` lists);
-  3. every held-out sample on each artifact; each npu_sim result must be
-     byte-identical to the int8 cpu_ref one (decoded arrays with equal dtypes,
-     and the .npz bytes, which eulernpu writes deterministically);
+     eulernpu compile --mblt q.mblt --backend fpga_board --target-device B
+                      for each board B of FPGA_BOARDS            -> fpga_B.mxq
+  3. every held-out sample on each artifact; each npu_sim and fpga_board
+     result must be byte-identical to the int8 cpu_ref one (decoded arrays
+     with equal dtypes, and the .npz bytes, which eulernpu writes
+     deterministically);
   4. the figures, int8 against fp32 over all held-out samples:
        SQNR dB per output   10*log10(sum f^2 / sum (f-q)^2), float64
        top-1 agreement      classifiers (category "classifier*"): argmax equal, %
@@ -83,6 +86,10 @@ TARGET_BEGIN, TARGET_END = "<!-- int8-target-table:begin -->", "<!-- int8-target
 GOALS = {"classifier_top1_pct": 99.0, "dense_sqnr_db": 25.0, "cnn_int8_macs_pct": 95.0}
 DOC_TOL = {"sqnr_db": 0.1, "top1_samples": 1, "macs_pct": 0.1}
 DEFAULT_TARGETS = [("npu8", "single")]
+# fpga_board runs the quantized IR on its PL engine's model and the PS: the
+# smallest engine (B512, PYNQ-Z2's) and the largest (B4096, ZCU102's)
+# cut every layer into tiles differently.
+FPGA_BOARDS = ["pynq-z2", "zcu102"]
 MAC_OPS = {"Conv": "conv", "ConvTranspose": "convt", "Gemm": "gemm", "MatMul": "matmul",
            "QConv": "conv", "QConvTranspose": "convt", "QGemm": "qgemm", "QMatMul": "matmul",
            "ConvInteger": "conv", "MatMulInteger": "matmul"}
@@ -243,6 +250,12 @@ def measure(spec, tmp, targets=None, int8_args=(), target_db=None):
         npus.append({"target": f"{dev}/{mode}", "artifact": out, "compile_s": t,
                      "partitions": int(m.group(1)) if m else 1})
     times["calibrate_compile_npu_sim_s"] = npus[0]["compile_s"]
+    for board in FPGA_BOARDS:
+        out = os.path.join(tmp, f"fpga_{board}.mxq")
+        _run("compile", "compile", "--mblt", qir, "--backend", "fpga_board", "--target-device",
+             board, "--out", out)
+        npus.append({"target": f"fpga_board/{board}", "artifact": out, "compile_s": 0.0,
+                     "partitions": 1})
 
     names = [o["name"] for o in spec["outputs"]]
     sums = {n: {"f2": 0.0, "noise2": 0.0, "elements": 0, "nonfinite": 0} for n in names}

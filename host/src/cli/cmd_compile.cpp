@@ -36,7 +36,11 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
       "only) or none (refuse)",
       cxxopts::value<std::string>()->default_value("auto"))(
       "extract-npu-body", "also write the largest partition on the backend as an IR file (.mblt)",
-      cxxopts::value<std::string>());
+      cxxopts::value<std::string>())(
+      "pl-config", "PL engine size for a backend with one (fpga_board), e.g. B1024",
+      cxxopts::value<std::string>())("backend-option",
+                                     "KEY=VALUE passed to the backend as is (repeatable)",
+                                     cxxopts::value<std::vector<std::string>>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   if (args->count("out") && args->count("output")) {
@@ -87,8 +91,12 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   record.core_mode = core_mode;
   record.model_path = model_path;
   record.weights_path = loaded.weights_path;
+  for (const auto& kv : backend_options(*args)) job.extra_backend_options.push_back(kv);
+  if (args->count("pl-config")) {
+    job.extra_backend_options.emplace_back("pl_config", (*args)["pl-config"].as<std::string>());
+  }
   if (quantized) {
-    job.extra_backend_options = quantized->backend_options;
+    for (const auto& kv : quantized->backend_options) job.extra_backend_options.push_back(kv);
     record.calibration = quantized->calibration;
     record.config = quantized->config;
   }

@@ -111,10 +111,17 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
   } else {
     backends = ctx.registry().of_kind(ENP_PLUGIN_BACKEND);
   }
-  const KeyValues options_kv = {{"plugin_dirs", ctx.search_path_string()}};
+  KeyValues options_kv = {{"plugin_dirs", ctx.search_path_string()}};
+  if (args->count("backend")) options_kv.emplace_back("query_plan", "1");
   std::vector<std::pair<const LoadedPlugin*, std::vector<enp_support_report_t::Entry>>> support;
-  for (const LoadedPlugin* b : backends)
-    support.emplace_back(b, query_support(*b, model, options_kv));
+  // The plan the one backend asked about attaches to its answer (fpga_board:
+  // its PS/PL subgraphs); with every backend listed, the support alone.
+  nlohmann::ordered_json backend_plan;
+  for (const LoadedPlugin* b : backends) {
+    SupportAnswer answer = query_backend(*b, model, options_kv);
+    if (args->count("backend")) backend_plan = std::move(answer.plan);
+    support.emplace_back(b, std::move(answer.nodes));
+  }
 
   const auto inputs = rows(g.input(), weights);
   const auto outputs = rows(g.output(), {});
@@ -176,6 +183,7 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
       j["backends"].push_back(jb);
     }
     j["dynamic_inputs"] = dynamic;
+    if (backend_plan.is_object()) j["backend_plan"] = backend_plan;
     if (plan) {
       j["partitions"] = nlohmann::ordered_json::array();
       for (const Partition& p : plan->partitions) {
@@ -276,6 +284,12 @@ int cmd_inspect(Context& ctx, int argc, char** argv) {
   } else if (args->count("backend")) {
     std::printf("Partitions on %s: cut once the shapes are static (--input-shape)\n",
                 backends[0]->name.c_str());
+  }
+  if (backend_plan.is_object() && backend_plan.contains("summary") &&
+      backend_plan["summary"].is_string()) {
+    const std::string summary = backend_plan["summary"].get<std::string>();
+    std::printf("Plan of %s:\n%s%s", backends[0]->name.c_str(), summary.c_str(),
+                !summary.empty() && summary.back() == '\n' ? "" : "\n");
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/cli.hpp"
+#include "cli/model_source.hpp"
 #include "core/error.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
 #include "formats/manifest.hpp"
@@ -85,7 +86,9 @@ int cmd_run(Context& ctx, int argc, char** argv) {
                                      cxxopts::value<int>()->default_value("0"))(
       "report", "write the backend's run report (JSON), e.g. npu_sim's cycles",
       cxxopts::value<std::string>())(
-      "estimate-only", "only the backend's report (cycles, memory): no outputs computed");
+      "estimate-only", "only the backend's report (cycles, memory): no outputs computed")(
+      "backend-option", "KEY=VALUE passed to the backend as is (repeatable)",
+      cxxopts::value<std::vector<std::string>>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   const bool estimate_only = args->count("estimate-only") != 0;
@@ -145,6 +148,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   // Backends whose report costs nothing attach it to every run (npu_sim);
   // others only when it is asked for.
   if (args->count("report")) run_options.emplace_back("report", "1");
+  for (const auto& kv : backend_options(*args)) run_options.push_back(kv);
   std::string report;
   std::vector<Tensor> outputs;
   if (partitioned) {

@@ -37,6 +37,22 @@ std::vector<std::pair<std::string, std::string>> name_values(const cxxopts::Pars
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> backend_options(const cxxopts::ParseResult& args) {
+  static const char* const kHostKeys[] = {"target_device", "inference_scheme", "plugin_dirs",
+                                          "threads",       "report",           "estimate_only"};
+  auto out = name_values(args, "backend-option", "fit_dsp=0.9");
+  for (const auto& [key, value] : out) {
+    for (const char* reserved : kHostKeys) {
+      if (key == reserved) {
+        throw UserError("invalid command line",
+                        "--backend-option " + key + " is set by eulernpu itself",
+                        "use the command's own option for it (see --help)");
+      }
+    }
+  }
+  return out;
+}
+
 LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command) {
   const size_t given = args.count("spec") + args.count("model") + args.count("mblt");
   if (given != 1) {

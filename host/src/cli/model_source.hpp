@@ -26,6 +26,11 @@ std::vector<std::pair<std::string, std::string>> name_values(const cxxopts::Pars
                                                              const std::string& option,
                                                              const std::string& example);
 
+// --backend-option KEY=VALUE (repeatable): passed to the backend as is,
+// like a config's backend: section. Keys the host sets itself (the target,
+// the threads, ...) are refused.
+std::vector<std::pair<std::string, std::string>> backend_options(const cxxopts::ParseResult& args);
+
 // Loads the one model the options name. Throws UserError if none or more
 // than one is given.
 LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command);

@@ -31,6 +31,11 @@ std::vector<DeviceInfo> list_devices(const LoadedPlugin& backend) {
 std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backend,
                                                        const onnx::ModelProto& model,
                                                        const KeyValues& options) {
+  return query_backend(backend, model, options).nodes;
+}
+
+SupportAnswer query_backend(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                            const KeyValues& options) {
   GraphViewStorage view(model);
   KvView kv(options);
   enp_support_report_t report;
@@ -38,11 +43,13 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
   call_plugin(backend.name, "query", [&] {
     return backend.backend().query(view.graph(), kv.items.data(), kv.items.size(), &report);
   });
-  std::vector<enp_support_report_t::Entry> out;
+  SupportAnswer out;
   for (auto& e : report.nodes) {
     // A node the backend did not mention is one it does not handle.
-    out.push_back(e.value_or(enp_support_report_t::Entry{false, "not reported by the backend"}));
+    out.nodes.push_back(
+        e.value_or(enp_support_report_t::Entry{false, "not reported by the backend"}));
   }
+  out.plan = std::move(report.plan);
   return out;
 }
 

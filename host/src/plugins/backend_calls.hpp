@@ -24,6 +24,15 @@ std::vector<enp_support_report_t::Entry> query_support(const LoadedPlugin& backe
                                                        const onnx::ModelProto& model,
                                                        const KeyValues& options);
 
+// The same, with the plan the backend attached to its answer (ABI 1.6;
+// null when it has none).
+struct SupportAnswer {
+  std::vector<enp_support_report_t::Entry> nodes;
+  nlohmann::ordered_json plan;
+};
+SupportAnswer query_backend(const LoadedPlugin& backend, const onnx::ModelProto& model,
+                            const KeyValues& options);
+
 // Throws "backend lowering missing for op X" for the first unsupported node,
 // summarizing the unsupported nodes in `where` (summarize_nodes); past a few
 // nodes `where` names `list_command`, the command that lists them all.

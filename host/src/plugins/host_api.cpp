@@ -308,6 +308,22 @@ enp_status_t* run_report(enp_tensor_list_t* l, const char* json, uint64_t size) 
   });
 }
 
+// A query's plan lists the graph's subgraphs and ops: bounded like a report.
+enp_status_t* support_report_plan(enp_support_report_t* r, const char* json, uint64_t size) {
+  return sink([&] {
+    need(r, "capability report");
+    auto parsed = json && size <= kMaxRunReportBytes
+                      ? nlohmann::ordered_json::parse(json, json + size, nullptr, false)
+                      : nlohmann::ordered_json();
+    if (!parsed.is_object()) {
+      throw UserError("plugin returned invalid data",
+                      "a query plan that is not a JSON object of at most 64 MiB",
+                      "report this to the plugin's author");
+    }
+    r->plan = std::move(parsed);
+  });
+}
+
 // A summary holds a few figures; the bound keeps manifests small.
 constexpr uint64_t kMaxSummaryBytes = 64ull << 10;
 
@@ -354,7 +370,8 @@ const enp_host_api_t* host_api() {
                                   &graph_set_dim_names,
                                   &plugin_search_path,
                                   &run_report,
-                                  &artifact_set_summary};
+                                  &artifact_set_summary,
+                                  &support_report_plan};
   return &api;
 }
 

@@ -60,6 +60,7 @@ struct enp_support_report_t {
     std::string reason;
   };
   std::vector<std::optional<Entry>> nodes;
+  nlohmann::ordered_json plan;  // ABI 1.6: the backend's plan, or null
 };
 
 namespace eulernpu::host {

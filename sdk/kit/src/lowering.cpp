@@ -123,8 +123,8 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
   return std::nullopt;
 }
 
-void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const std::string& prefix,
-                 const std::string& weights_file, bool pack_int8_weights) {
+LoweredFiles build_lowering(const sdk::GraphView& graph, const std::string& weights_file,
+                            bool pack_int8_weights) {
   for (size_t i = 0; i < graph.node_count(); ++i) {
     if (auto reason = unsupported_reason(graph, i)) {
       sdk::errors::lowering_missing(graph.node(i).op_type(),
@@ -311,19 +311,30 @@ void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out, const st
       weights.push_back({attribute_key(n, a.name), t.dtype(), t.shape(), {p, p + t.size_bytes()}});
     }
   }
-  out.write_file(prefix + kGraphFile, g.dump(2) + "\n");
-  out.write_file(prefix + kPlanFile, plan.dump(2) + "\n");
-  out.write_tensors(prefix + weights_file, weights);
+  LoweredFiles files;
+  files.graph_json = g.dump(2) + "\n";
+  files.plan_json = plan.dump(2) + "\n";
   // The figures a user sizes a board's memory with, in the manifest: the
   // one arena every intermediate tensor lives in, and the weights.
   int64_t weight_bytes = 0;
   for (const sdk::OwnedTensor& t : weights) weight_bytes += static_cast<int64_t>(t.bytes.size());
-  out.set_summary(ordered_json{
-      {"ops", steps},
-      {"arena_bytes", arena},
-      {"arena_buffers", buffers.size()},
-      {"weight_bytes",
-       weight_bytes}}.dump());
+  files.summary = ordered_json{{"ops", steps},
+                               {"arena_bytes", arena},
+                               {"arena_buffers", buffers.size()},
+                               {"weight_bytes", weight_bytes}};
+  files.weights = std::move(weights);
+  return files;
+}
+
+Lowering lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
+                     const std::string& prefix, const std::string& weights_file,
+                     bool pack_int8_weights) {
+  LoweredFiles files = build_lowering(graph, weights_file, pack_int8_weights);
+  out.write_file(prefix + kGraphFile, files.graph_json);
+  out.write_file(prefix + kPlanFile, files.plan_json);
+  out.write_tensors(prefix + weights_file, files.weights);
+  out.set_summary(files.summary.dump());
+  return {parse_lowered(files.graph_json, files.plan_json, prefix), std::move(files.summary)};
 }
 
 }  // namespace eulernpu::kit

@@ -23,8 +23,27 @@ std::optional<std::string> unsupported_reason(const sdk::GraphView& graph, size_
 // eulernpu/kernels/int8_gemm_packed.hpp, with the input zero point folded
 // into the bias (weight_packing.hpp); the originals are left out unless
 // another node or a graph output reads them.
-void lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
-                 const std::string& prefix = "", const std::string& weights_file = kWeightsFile,
-                 bool pack_int8_weights = false);
+// What lower_graph() writes, in memory: graph.json's and plan.json's text,
+// the weights and the manifest summary. Throws as lower_graph() does. A
+// backend that plans from the lowered graph without writing it (a query)
+// parses the two texts with parse_lowered().
+struct LoweredFiles {
+  std::string graph_json, plan_json;
+  std::vector<sdk::OwnedTensor> weights;
+  nlohmann::ordered_json summary;
+};
+LoweredFiles build_lowering(const sdk::GraphView& graph,
+                            const std::string& weights_file = kWeightsFile,
+                            bool pack_int8_weights = false);
+
+// Returns what it wrote, parsed back as the executor will read it, and the
+// manifest summary it set (a backend that sets its own extends it).
+struct Lowering {
+  LoweredArtifact lowered;
+  nlohmann::ordered_json summary;
+};
+Lowering lower_graph(const sdk::GraphView& graph, sdk::ArtifactWriter& out,
+                     const std::string& prefix = "", const std::string& weights_file = kWeightsFile,
+                     bool pack_int8_weights = false);
 
 }  // namespace eulernpu::kit

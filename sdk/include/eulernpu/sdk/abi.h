@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 5
+#define ENP_ABI_MINOR 6
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -315,6 +315,17 @@ typedef struct enp_host_api_t {
    * inspect ARTIFACT` shows its members. One per lower call; a second call
    * replaces the first. */
   enp_status_t* (*artifact_set_summary)(enp_artifact_writer_t* w, const char* json, uint64_t size);
+
+  /* ABI 1.6. Attaches the backend's own plan to a capability report
+   * (backend query): a JSON object, UTF-8, `size` bytes, such as how it
+   * would split the graph between its units. `eulernpu inspect MODEL
+   * --backend B` prints its "summary" member (a string) and `--json`
+   * includes it whole as "backend_plan". The host asks for it with the
+   * option query_plan = "1" (a plan may cost as much as lowering, which
+   * other queries do not need). One per query; a second call replaces the
+   * first. */
+  enp_status_t* (*support_report_plan)(enp_support_report_t* report, const char* json,
+                                       uint64_t size);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */

@@ -78,6 +78,14 @@ class SupportReport {
   void node(uint64_t index, bool supported, const std::string& reason = {}) {
     check(host_api()->support_report_node(r_, index, supported ? 1 : 0, reason.c_str()));
   }
+  // The backend's plan for the graph (ABI 1.6 support_report_plan): a JSON
+  // object with a "summary" string. An older host has no place for it, and
+  // the report is complete without it, so there it is dropped.
+  void plan(const std::string& json) {
+    const enp_host_api_t* api = host_api();
+    if (api->struct_size < offsetof(enp_host_api_t, support_report_plan) + sizeof(void*)) return;
+    check(api->support_report_plan(r_, json.data(), json.size()));
+  }
 
  private:
   enp_support_report_t* r_;
