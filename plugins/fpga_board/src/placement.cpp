@@ -7,11 +7,6 @@
 namespace eulernpu::fpga_board {
 namespace {
 
-const kit::TensorDecl* decl(const kit::LoweredArtifact& a, const std::string& name) {
-  const auto it = a.graph.tensors.find(name);
-  return it == a.graph.tensors.end() ? nullptr : &it->second;
-}
-
 int64_t attr_int(const kit::LoweredNode& n, const char* key, int64_t fallback) {
   const auto it = n.attributes.find(key);
   return it != n.attributes.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
@@ -29,18 +24,12 @@ std::vector<int64_t> attr_ints(const kit::LoweredNode& n, const char* key,
   return out;
 }
 
-int64_t elements(const kit::TensorDecl& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  return n;
-}
-
 bool is_int8(const kit::TensorDecl* t) { return t != nullptr && t->dtype == ENP_DTYPE_INT8; }
 
 // The engine reads its weights, bias and multipliers from DDR as constants.
 bool constants(const kit::LoweredArtifact& a, const kit::LoweredNode& n, size_t from) {
   for (size_t i = from; i < n.inputs.size(); ++i) {
-    const kit::TensorDecl* t = decl(a, n.inputs[i]);
+    const kit::TensorDecl* t = find_tensor(a, n.inputs[i]);
     if (t == nullptr || t->kind != "weight") return false;
   }
   return true;
@@ -55,9 +44,9 @@ void set_zero_points(const kit::LoweredNode& n, const char* x_key, LayerGeometry
 
 std::optional<LayerGeometry> conv_geometry(const kit::LoweredArtifact& a, const kit::LoweredNode& n,
                                            std::string& why) {
-  const kit::TensorDecl* x = n.inputs.empty() ? nullptr : decl(a, n.inputs[0]);
-  const kit::TensorDecl* w = n.inputs.size() < 2 ? nullptr : decl(a, n.inputs[1]);
-  const kit::TensorDecl* y = n.outputs.empty() ? nullptr : decl(a, n.outputs[0]);
+  const kit::TensorDecl* x = n.inputs.empty() ? nullptr : find_tensor(a, n.inputs[0]);
+  const kit::TensorDecl* w = n.inputs.size() < 2 ? nullptr : find_tensor(a, n.inputs[1]);
+  const kit::TensorDecl* y = n.outputs.empty() ? nullptr : find_tensor(a, n.outputs[0]);
   if (x == nullptr || w == nullptr || y == nullptr || n.inputs.size() != 5) {
     why = "its operands are not declared";
     return std::nullopt;
@@ -115,8 +104,8 @@ std::optional<LayerGeometry> conv_geometry(const kit::LoweredArtifact& a, const 
 
 std::optional<LayerGeometry> gemm_geometry(const kit::LoweredArtifact& a, const kit::LoweredNode& n,
                                            std::string& why) {
-  const kit::TensorDecl* x = n.inputs.empty() ? nullptr : decl(a, n.inputs[0]);
-  const kit::TensorDecl* w = n.inputs.size() < 2 ? nullptr : decl(a, n.inputs[1]);
+  const kit::TensorDecl* x = n.inputs.empty() ? nullptr : find_tensor(a, n.inputs[0]);
+  const kit::TensorDecl* w = n.inputs.size() < 2 ? nullptr : find_tensor(a, n.inputs[1]);
   if (x == nullptr || w == nullptr || n.inputs.size() != 5 || x->shape.empty() ||
       w->shape.size() != 2 || x->shape.back() != w->shape[1]) {
     why = "its operands are not declared";
@@ -129,7 +118,7 @@ std::optional<LayerGeometry> gemm_geometry(const kit::LoweredArtifact& a, const 
   // A's rows are the engine's pixels; W (N, K) is N output channels of a
   // 1x1 conv over K input channels.
   LayerGeometry g;
-  const int64_t k = w->shape[1], rows = elements(*x) / std::max<int64_t>(k, 1);
+  const int64_t k = w->shape[1], rows = element_count(*x) / std::max<int64_t>(k, 1);
   g.channels = k;
   g.out_channels = w->shape[0];
   g.width = rows;
@@ -150,6 +139,17 @@ bool is_view(const std::string& op) {
 }
 
 }  // namespace
+
+const kit::TensorDecl* find_tensor(const kit::LoweredArtifact& a, const std::string& name) {
+  const auto it = a.graph.tensors.find(name);
+  return it == a.graph.tensors.end() ? nullptr : &it->second;
+}
+
+int64_t element_count(const kit::TensorDecl& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
 
 std::optional<LayerGeometry> engine_geometry(const kit::LoweredArtifact& lowered,
                                              const kit::LoweredNode& node, std::string& why) {
@@ -173,8 +173,8 @@ std::vector<Placement> place(const kit::LoweredArtifact& a) {
   for (size_t index : a.plan.schedule) {
     const kit::LoweredNode& n = a.graph.nodes[index];
     Placement& p = out[index];
-    const kit::TensorDecl* x = n.inputs.empty() ? nullptr : decl(a, n.inputs[0]);
-    const kit::TensorDecl* y = n.outputs.empty() ? nullptr : decl(a, n.outputs[0]);
+    const kit::TensorDecl* x = n.inputs.empty() ? nullptr : find_tensor(a, n.inputs[0]);
+    const kit::TensorDecl* y = n.outputs.empty() ? nullptr : find_tensor(a, n.outputs[0]);
     const bool q = n.domain == "ai.eulernpu";
     if (q && (n.op == "QConv" || n.op == "QGemm")) {
       std::string why;
@@ -194,7 +194,7 @@ std::vector<Placement> place(const kit::LoweredArtifact& a) {
         p.reason = "the pooling unit takes 2-D pools with one output";
       }
     } else if (q && n.op == "QAdd") {
-      const kit::TensorDecl* b = n.inputs.size() < 2 ? nullptr : decl(a, n.inputs[1]);
+      const kit::TensorDecl* b = n.inputs.size() < 2 ? nullptr : find_tensor(a, n.inputs[1]);
       if (x != nullptr && b != nullptr && x->shape == b->shape) {
         p = {Unit::kPL, PlKind::kAdd, ""};
       } else {
@@ -230,7 +230,7 @@ std::vector<Subgraph> subgraphs(const kit::LoweredArtifact& a,
     }
   }
   auto bytes = [&](const std::string& t) {
-    const kit::TensorDecl* d = decl(a, t);
+    const kit::TensorDecl* d = find_tensor(a, t);
     return d == nullptr ? int64_t{0} : d->bytes;
   };
   // Transfers are listed on the PL side: what the PS wrote that the PL

@@ -41,6 +41,10 @@ struct Placement {
 std::optional<LayerGeometry> engine_geometry(const kit::LoweredArtifact& lowered,
                                              const kit::LoweredNode& node, std::string& why);
 
+// A tensor's declaration, or nullptr; its element count.
+const kit::TensorDecl* find_tensor(const kit::LoweredArtifact& lowered, const std::string& name);
+int64_t element_count(const kit::TensorDecl& t);
+
 // One entry per node of lowered.graph.nodes (not per schedule position).
 std::vector<Placement> place(const kit::LoweredArtifact& lowered);
 

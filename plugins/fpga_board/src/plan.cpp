@@ -12,29 +12,18 @@ using nlohmann::ordered_json;
 using sdk::fixed_cell;
 using sdk::grouped_cell;
 
-const kit::TensorDecl* decl(const kit::LoweredArtifact& a, const std::string& name) {
-  const auto it = a.graph.tensors.find(name);
-  return it == a.graph.tensors.end() ? nullptr : &it->second;
-}
-
 int64_t bytes_of(const kit::LoweredArtifact& a, const std::vector<std::string>& names) {
   int64_t n = 0;
   for (const std::string& t : names) {
-    if (const kit::TensorDecl* d = t.empty() ? nullptr : decl(a, t)) n += d->bytes;
+    if (const kit::TensorDecl* d = t.empty() ? nullptr : find_tensor(a, t)) n += d->bytes;
   }
-  return n;
-}
-
-int64_t elements(const kit::TensorDecl& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
   return n;
 }
 
 // Taps each output of a pool reads: the window, or the whole plane.
 int64_t pool_taps(const kit::LoweredArtifact& a, const kit::LoweredNode& n) {
   if (n.op == "QGlobalAveragePool") {
-    const kit::TensorDecl* x = decl(a, n.inputs[0]);
+    const kit::TensorDecl* x = find_tensor(a, n.inputs[0]);
     return x != nullptr && x->shape.size() == 4 ? x->shape[2] * x->shape[3] : 1;
   }
   const auto it = n.attributes.find("kernel_shape");
@@ -66,8 +55,8 @@ OpTime pl_op_time(const kit::LoweredArtifact& a, const kit::LoweredNode& n, cons
   OpTime t;
   const double hz = board.pl_clock_mhz * 1e6;
   const double bandwidth = board.pl_ddr_gbps * 1e9;
-  const kit::TensorDecl* y = n.outputs.empty() ? nullptr : decl(a, n.outputs[0]);
-  const int64_t out_elements = y == nullptr ? 0 : elements(*y);
+  const kit::TensorDecl* y = n.outputs.empty() ? nullptr : find_tensor(a, n.outputs[0]);
+  const int64_t out_elements = y == nullptr ? 0 : element_count(*y);
   switch (p.kind) {
     case PlKind::kEngine: {
       std::string why;
