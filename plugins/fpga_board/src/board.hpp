@@ -45,7 +45,7 @@ using BoardCatalog = sdk::device_files::Catalog<Board>;
 // Every descriptor beside the plugin and on `search_path`.
 BoardCatalog discover_boards(const std::string& search_path);
 
-// A board name or a descriptor path; throws "target device not found" or
+// A board name or a descriptor path (empty: the first board); throws "target device not found" or
 // the descriptor's own error.
 Board resolve_board(const std::string& name_or_path, const std::string& search_path);
 

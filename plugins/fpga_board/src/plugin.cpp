@@ -41,19 +41,9 @@ constexpr const char* kCoreMode = "single";
   sdk::errors::artifact_corrupt(where, "fpga_board");
 }
 
+// Without a target the first board is the default, as `compile` picks it.
 Board target_board(const sdk::Options& options) {
-  const std::string path = sdk::device_files::search_path(options);
-  const std::string target = options.get("target_device", "");
-  if (!target.empty()) return resolve_board(target, path);
-  BoardCatalog catalog = discover_boards(path);
-  if (catalog.devices.empty()) {
-    throw sdk::Error(ENP_NOT_FOUND, "target device not found",
-                     "fpga_board found no board descriptor (*.board.yaml, *.board.json) next to "
-                     "the plugin or on the plugin search path",
-                     "reinstall eulernpu, or add a directory holding descriptors with "
-                     "--plugin-dir");
-  }
-  return std::move(catalog.devices.front());
+  return resolve_board(options.get("target_device", ""), sdk::device_files::search_path(options));
 }
 
 void check_core_mode(const Board& board, const sdk::Options& options) {

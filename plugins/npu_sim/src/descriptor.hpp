@@ -32,8 +32,8 @@ using DeviceCatalog = sdk::device_files::Catalog<DeviceSpec>;
 DeviceCatalog discover_devices(const std::string& search_path);
 
 // A device name from the catalog, or a path to a descriptor file (it has a
-// '/' or ends in .yaml/.yml/.json). Throws "target device not found" or the
-// descriptor's own error.
+// '/' or ends in .yaml/.yml/.json); empty, the first device. Throws "target
+// device not found" or the descriptor's own error.
 DeviceSpec resolve_device(const std::string& name_or_path, const std::string& search_path);
 
 }  // namespace eulernpu::npu_sim

@@ -33,19 +33,9 @@ constexpr const char* kFunctionalPrefix = "functional/";
 using sdk::device_files::host_search_path;
 using sdk::device_files::search_path;
 
+// Without a target the first device is the default, as `compile` picks it.
 DeviceSpec target_device(const sdk::Options& options) {
-  const std::string target = options.get("target_device", "");
-  if (!target.empty()) return resolve_device(target, search_path(options));
-  // Without a target the first device is the default, as `compile` picks it.
-  DeviceCatalog catalog = discover_devices(search_path(options));
-  if (catalog.devices.empty()) {
-    throw sdk::Error(ENP_NOT_FOUND, "target device not found",
-                     "npu_sim found no device descriptor (*.npu.yaml, *.npu.json) next to the "
-                     "plugin or on the plugin search path",
-                     "reinstall eulernpu, or add a directory holding descriptors with "
-                     "--plugin-dir");
-  }
-  return std::move(catalog.devices.front());
+  return resolve_device(options.get("target_device", ""), search_path(options));
 }
 
 std::string modes_list(const DeviceSpec& device) {

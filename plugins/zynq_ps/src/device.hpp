@@ -57,7 +57,7 @@ using DeviceCatalog = sdk::device_files::Catalog<Device>;
 // Every descriptor beside the plugin and on `search_path`.
 DeviceCatalog discover_devices(const std::string& search_path);
 
-// A device name or a descriptor path; throws "target device not found" or
+// A device name or a descriptor path (empty: the first device); throws "target device not found" or
 // the descriptor's own error.
 Device resolve_device(const std::string& name_or_path, const std::string& search_path);
 

@@ -27,20 +27,9 @@ constexpr const char* kWeightsFile = "weights/zynq_ps.npz";
 // run time (--threads), since the bytes are the same for every count.
 constexpr const char* kCoreMode = "single";
 
+// Without a target the first device is the default, as `compile` picks it.
 Device target_device(const sdk::Options& options) {
-  const std::string path = sdk::device_files::search_path(options);
-  const std::string target = options.get("target_device", "");
-  if (!target.empty()) return resolve_device(target, path);
-  // Without a target the first device is the default, as `compile` picks it.
-  DeviceCatalog catalog = discover_devices(path);
-  if (catalog.devices.empty()) {
-    throw sdk::Error(ENP_NOT_FOUND, "target device not found",
-                     "zynq_ps found no device descriptor (*.zynq.yaml, *.zynq.json) next to the "
-                     "plugin or on the plugin search path",
-                     "reinstall eulernpu, or add a directory holding descriptors with "
-                     "--plugin-dir");
-  }
-  return std::move(catalog.devices.front());
+  return resolve_device(options.get("target_device", ""), sdk::device_files::search_path(options));
 }
 
 void check_core_mode(const Device& device, const sdk::Options& options) {

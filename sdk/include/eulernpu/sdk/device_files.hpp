@@ -353,13 +353,25 @@ Catalog<Spec> discover(const Kind& kind, const std::filesystem::path& plugin_dir
   return catalog;
 }
 
-// A device name from the catalog, or a path to a descriptor file. Throws
-// "target device not found" or the descriptor's own error.
+// A device name from the catalog, or a path to a descriptor file; an empty
+// `target` is the catalog's first device, the default `compile` picks.
+// Throws "target device not found" or the descriptor's own error.
 template <typename Spec, typename Load>
 Spec resolve(const Kind& kind, const std::string& target, const std::filesystem::path& plugin_dir,
              const std::string& search_path, Load&& load) {
   if (is_descriptor_path(target)) return load(target);
   Catalog<Spec> catalog = discover<Spec>(kind, plugin_dir, search_path, load);
+  if (target.empty()) {
+    if (catalog.devices.empty()) {
+      std::string files;
+      for (const std::string& s : kind.suffixes) files += (files.empty() ? "*" : ", *") + s;
+      throw Error(ENP_NOT_FOUND, "target device not found",
+                  kind.backend + " found no device descriptor (" + files +
+                      ") next to the plugin or on the plugin search path",
+                  "reinstall eulernpu, or add a directory holding descriptors with --plugin-dir");
+    }
+    return std::move(catalog.devices.front());
+  }
   for (Spec& d : catalog.devices) {
     if (d.name == target) return std::move(d);
   }
