@@ -14,8 +14,8 @@ jobs="${EULERNPU_JOBS:-2}"
 source "$root/scripts/cmake_generator.sh"
 # lld links the instrumented binaries four times faster than ld (a minute of
 # the build). -O0 builds instrumented code in under half the time -O1 takes;
-# the kernels, the kit and the quantizer's core, where the tests spend their
-# time, stay at -O1 (the sanitizers' usual level).
+# the reference int8 kernels, where the tests spend their time, stay at -O1
+# (the sanitizers' usual level).
 linker=-fuse-ld=lld
 cmake -S "$root" -B "$build" $(cmake_generator "$build") -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_EXE_LINKER_FLAGS=$linker -DCMAKE_SHARED_LINKER_FLAGS=$linker -DCMAKE_MODULE_LINKER_FLAGS=$linker \
