@@ -41,6 +41,7 @@ int cmd_validate(Context& ctx, int argc, char** argv);
 int cmd_compile(Context& ctx, int argc, char** argv);
 int cmd_quantize(Context& ctx, int argc, char** argv);
 int cmd_run(Context& ctx, int argc, char** argv);
+int cmd_benchmark(Context& ctx, int argc, char** argv);
 int cmd_export(Context& ctx, int argc, char** argv);
 int cmd_compare(Context& ctx, int argc, char** argv);
 int cmd_parse(Context& ctx, int argc, char** argv);

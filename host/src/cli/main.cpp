@@ -36,6 +36,7 @@ const std::map<std::string, Command>& commands() {
       {"compile", {&cmd_compile, "source model -> artifact for a backend"}},
       {"quantize", {&cmd_quantize, "calibrate + quantize to int8 + compile for a backend"}},
       {"run", {&cmd_run, "execute an artifact on its backend"}},
+      {"benchmark", {&cmd_benchmark, "time an artifact's runs in one process"}},
       {"export", {&cmd_export, "an artifact as a bundle to build for its device"}},
       {"compare", {&cmd_compare, "compare result tensors with a golden"}},
       {"parse", {&cmd_parse, "source model -> IR file (.mblt)"}},

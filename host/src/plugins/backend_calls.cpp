@@ -147,6 +147,38 @@ std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& ar
   return std::move(outputs.tensors);
 }
 
+BackendSession::BackendSession(const LoadedPlugin& backend, const Artifact& artifact,
+                               KeyValues options)
+    : backend_(backend), artifact_(artifact), options_(std::move(options)) {
+  const enp_backend_v1_t& table = backend.backend();
+  if (backend.abi_minor < 7 ||
+      table.struct_size < offsetof(enp_backend_v1_t, session_close) + sizeof(table.session_close) ||
+      !table.session_open || !table.session_run || !table.session_close) {
+    return;
+  }
+  reader_ = std::make_unique<enp_artifact_reader_t>(artifact);
+  KvView kv(options_);
+  // NULL: the backend keeps no session, and each run is a run call.
+  call_plugin(backend.name, "session_open", [&] {
+    return table.session_open(reader_.get(), kv.items.data(), kv.items.size(), &session_);
+  });
+}
+
+BackendSession::~BackendSession() {
+  if (session_) backend_.backend().session_close(session_);
+}
+
+std::vector<Tensor> BackendSession::run(const std::vector<Tensor>& inputs, std::string* report) {
+  if (!session_) return run_artifact(backend_, artifact_, options_, inputs, report);
+  const std::vector<enp_tensor_t> views = tensor_views(inputs);
+  enp_tensor_list_t outputs;
+  call_plugin(backend_.name, "run", [&] {
+    return backend_.backend().session_run(session_, views.data(), views.size(), &outputs);
+  });
+  if (report) *report = std::move(outputs.report);
+  return std::move(outputs.tensors);
+}
+
 FileSet export_bundle(const LoadedPlugin& backend, const Artifact& artifact,
                       const KeyValues& options) {
   const enp_backend_v1_t& table = backend.backend();

@@ -1,6 +1,7 @@
 // Host-side calls into backend plugins, with their results in host types.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,29 @@ FileSet lower(const LoadedPlugin& backend, const onnx::ModelProto& model, const 
 std::vector<Tensor> run_artifact(const LoadedPlugin& backend, const Artifact& artifact,
                                  const KeyValues& options, const std::vector<Tensor>& inputs,
                                  std::string* report = nullptr);
+
+// An artifact loaded once and run many times (`eulernpu benchmark`): the
+// backend's session (ABI 1.7), or a run call per run where the plugin has
+// none. `options` are the run options, fixed for the session's life;
+// `artifact` must outlive it.
+class BackendSession {
+ public:
+  BackendSession(const LoadedPlugin& backend, const Artifact& artifact, KeyValues options);
+  ~BackendSession();
+  BackendSession(const BackendSession&) = delete;
+  BackendSession& operator=(const BackendSession&) = delete;
+  // `report`, if given, receives the run's JSON report ("" if none).
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::string* report = nullptr);
+  // Whether the backend keeps a session (false: every run loads again).
+  bool native() const { return session_ != nullptr; }
+
+ private:
+  const LoadedPlugin& backend_;
+  const Artifact& artifact_;
+  KeyValues options_;
+  std::unique_ptr<enp_artifact_reader_t> reader_;
+  enp_session_t* session_ = nullptr;
+};
 
 // The bundle's files (`eulernpu export`): "backend cannot export a bundle"
 // if the backend has no export function (before ABI 1.4, or NULL).

@@ -27,6 +27,11 @@ class CpuRefBackend : public sdk::Backend {
            std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
     run_artifact(artifact, options, inputs, out);
   }
+
+  std::unique_ptr<sdk::Session> open_session(sdk::ArtifactReader& artifact,
+                                             const sdk::Options& options) override {
+    return kit::open_session(artifact, options);
+  }
 };
 
 }  // namespace eulernpu::kit

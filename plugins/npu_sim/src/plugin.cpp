@@ -5,6 +5,7 @@
 // through cpu_ref's kernels (outputs byte-identical to cpu_ref), cycles and
 // memory from the plan.
 #include <cstddef>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -166,6 +167,36 @@ class NpuSimBackend : public sdk::Backend {
 
   void run(sdk::ArtifactReader& artifact, const sdk::Options& options,
            std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
+    const ordered_json report = checked_report(artifact, options);
+    if (options.get("estimate_only", "0") != "1") {
+      const std::map<std::string, nlohmann::json> ops =
+          planned_ops(parse_artifact_json(artifact, kPlanFile));
+      kit::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
+    }
+    out.attach_report(report.dump(2) + "\n");
+  }
+
+  // The plan, tiling and report read once; every run attaches the same
+  // report (the cycle model does not depend on the values).
+  std::unique_ptr<sdk::Session> open_session(sdk::ArtifactReader& artifact,
+                                             const sdk::Options& options) override {
+    if (options.get("estimate_only", "0") == "1") return nullptr;
+    const ordered_json report = checked_report(artifact, options);
+    auto ops = std::make_shared<const std::map<std::string, nlohmann::json>>(
+        planned_ops(parse_artifact_json(artifact, kPlanFile)));
+    kit::NodeRunner tiled = tiled_runner(*ops);
+    kit::NodeRunner runner = [ops, tiled](const kit::LoweredNode& node,
+                                          const kit::KernelContext& ctx) {
+      return tiled(node, ctx);
+    };
+    return kit::open_session(artifact, options, kFunctionalPrefix, std::move(runner),
+                             report.dump(2) + "\n");
+  }
+
+ private:
+  // The artifact's report, after checking its device file and core mode
+  // against each other and against the run's.
+  static ordered_json checked_report(sdk::ArtifactReader& artifact, const sdk::Options& options) {
     const std::string device_text(artifact.read_file(kDeviceFile));
     const DeviceSpec device = parse_descriptor(device_text, std::string("artifact ") + kDeviceFile);
     ordered_json report = finish_report(parse_artifact_json(artifact, kEstimateFile),
@@ -188,12 +219,7 @@ class NpuSimBackend : public sdk::Backend {
           "recompile with 'eulernpu compile ... --inference-scheme " + wanted +
               "'; the core mode is fixed at compile time");
     }
-    if (options.get("estimate_only", "0") != "1") {
-      const std::map<std::string, nlohmann::json> ops =
-          planned_ops(parse_artifact_json(artifact, kPlanFile));
-      kit::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
-    }
-    out.attach_report(report.dump(2) + "\n");
+    return report;
   }
 };
 

@@ -86,18 +86,38 @@ class ZynqPsBackend : public sdk::Backend {
     // The estimate is asked for (run --report / --estimate-only), not
     // printed with every run: it describes the board, not this host.
     if (estimate_only || options.get("report", "0") == "1") {
-      const std::string threads = options.get("threads", "0");
-      int64_t t = 0;
-      try {
-        t = std::stoll(threads);
-      } catch (const std::exception&) {
-        throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line",
-                         "threads '" + threads + "' is not a number", "pass --threads N");
-      }
-      out.attach_report(estimate_report(kit::read_lowered(artifact), device, t).dump(2) + "\n");
+      out.attach_report(estimate(artifact, device, options));
     }
   }
 
+  // The plan and weights read once, and the estimate (it depends on the
+  // device and the threads, not on the values) made once if asked for.
+  std::unique_ptr<sdk::Session> open_session(sdk::ArtifactReader& artifact,
+                                             const sdk::Options& options) override {
+    if (options.get("estimate_only", "0") == "1") return nullptr;
+    const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
+                                       std::string("artifact ") + kDeviceFile);
+    check_core_mode(device, options);
+    return kit::open_session(
+        artifact, options, "", {},
+        options.get("report", "0") == "1" ? estimate(artifact, device, options) : "");
+  }
+
+ private:
+  static std::string estimate(sdk::ArtifactReader& artifact, const Device& device,
+                              const sdk::Options& options) {
+    const std::string threads = options.get("threads", "0");
+    int64_t t = 0;
+    try {
+      t = std::stoll(threads);
+    } catch (const std::exception&) {
+      throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line",
+                       "threads '" + threads + "' is not a number", "pass --threads N");
+    }
+    return estimate_report(kit::read_lowered(artifact), device, t).dump(2) + "\n";
+  }
+
+ public:
   void export_bundle(sdk::ArtifactReader& artifact, const sdk::Options& options,
                      sdk::ArtifactWriter& out) override {
     (void)options;

@@ -1,5 +1,6 @@
 #include "eulernpu/kit/execute.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -23,7 +24,7 @@ bool same_weight_dtype(int32_t declared, int32_t stored) {
 
 void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
              std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
-             const NodeRunner& runner) {
+             const NodeRunner& runner, std::vector<double>* node_seconds) {
   const LoweredGraph& g = lowered.graph;
   const auto& tensors = g.tensors;
   // The arena: every buffer inside it (read_lowered checked), sized as its
@@ -103,7 +104,14 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
       return it == m.end() ? nullptr : &it->second;
     };
     ctx.lookup_state = &attribute_tensors;
+    const auto start =
+        node_seconds ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!runner || !runner(n, ctx)) entry->kernel(ctx);
+    if (node_seconds) {
+      node_seconds->resize(g.nodes.size());
+      (*node_seconds)[step] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   }
 
   for (const std::string& key : g.outputs) {

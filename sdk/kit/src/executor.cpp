@@ -3,25 +3,89 @@
 #include <cblas.h>
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace eulernpu::kit {
+
+namespace {
+
+int thread_count(const sdk::Options& options) {
+  const int threads = std::stoi(options.get("threads", "0"));
+  return threads > 0 ? threads : 1;
+}
+
+OutputFn to_sink(sdk::OutputSink& out) {
+  return [&out](const std::string& name, const Buffer& b) {
+    const auto* p = static_cast<const uint8_t*>(b.data);
+    const size_t bytes = static_cast<size_t>(b.count()) * sdk::dtype_size(b.dtype);
+    out.add(sdk::OwnedTensor{name, b.dtype, b.shape, {p, p + bytes}});
+  };
+}
+
+class KitSession : public sdk::Session {
+ public:
+  KitSession(sdk::ArtifactReader& artifact, const sdk::Options& options, const std::string& prefix,
+             NodeRunner runner, std::string report)
+      : lowered_(read_lowered(artifact, prefix)),
+        weights_(artifact.read_tensors(prefix + lowered_.plan.weights_file)),
+        threads_(thread_count(options)),
+        profile_(options.get("profile", "0") == "1"),
+        runner_(std::move(runner)),
+        report_(std::move(report)) {}
+
+  void run(std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
+    // One BLAS thread unless asked: the same bytes on every machine.
+    openblas_set_num_threads(threads_);
+    std::vector<double> seconds;
+    execute(lowered_, weights_, inputs, threads_, to_sink(out), runner_,
+            profile_ ? &seconds : nullptr);
+    if (!profile_) {
+      if (!report_.empty()) out.attach_report(report_);
+      return;
+    }
+    nlohmann::ordered_json report =
+        report_.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(report_);
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const size_t step : lowered_.plan.schedule) {
+      const LoweredNode& n = lowered_.graph.nodes[step];
+      nodes.push_back({{"name", n.name},
+                       {"op", n.op},
+                       {"seconds", step < seconds.size() ? seconds[step] : 0.0}});
+    }
+    report["nodes"] = std::move(nodes);
+    out.attach_report(report.dump());
+  }
+
+ private:
+  LoweredArtifact lowered_;
+  std::span<const enp_tensor_t> weights_;
+  int threads_;
+  bool profile_;
+  NodeRunner runner_;
+  std::string report_;
+};
+
+}  // namespace
 
 void run_artifact(sdk::ArtifactReader& artifact, const sdk::Options& options,
                   std::span<const enp_tensor_t> inputs, sdk::OutputSink& out,
                   const std::string& prefix, const NodeRunner& runner) {
   const LoweredArtifact lowered = read_lowered(artifact, prefix);
-  const int threads = std::stoi(options.get("threads", "0"));
+  const int threads = thread_count(options);
   // One BLAS thread unless asked: the same bytes on every machine.
-  openblas_set_num_threads(threads > 0 ? threads : 1);
-  execute(
-      lowered, artifact.read_tensors(prefix + lowered.plan.weights_file), inputs,
-      threads > 0 ? threads : 1,
-      [&](const std::string& name, const Buffer& b) {
-        const auto* p = static_cast<const uint8_t*>(b.data);
-        const size_t bytes = static_cast<size_t>(b.count()) * sdk::dtype_size(b.dtype);
-        out.add(sdk::OwnedTensor{name, b.dtype, b.shape, {p, p + bytes}});
-      },
-      runner);
+  openblas_set_num_threads(threads);
+  execute(lowered, artifact.read_tensors(prefix + lowered.plan.weights_file), inputs, threads,
+          to_sink(out), runner);
+}
+
+std::unique_ptr<sdk::Session> open_session(sdk::ArtifactReader& artifact,
+                                           const sdk::Options& options, const std::string& prefix,
+                                           NodeRunner runner, std::string report) {
+  return std::make_unique<KitSession>(artifact, options, prefix, std::move(runner),
+                                      std::move(report));
 }
 
 }  // namespace eulernpu::kit

@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "eulernpu/kit/lowered_graph.hpp"
 #include "eulernpu/kit/op_table.hpp"
@@ -29,8 +30,10 @@ using OutputFn = std::function<void(const std::string& name, const Buffer& value
 // `weights`: the plan's weights file (tensor attributes of nodes stored
 // beside them as "<node>::<attribute>"), checked against graph.json;
 // `inputs`: the graph's inputs, checked likewise; `threads` >= 1.
+// `node_seconds`, if given, receives each node's wall time, indexed like
+// graph.nodes (resized to fit; `eulernpu benchmark --per-node`).
 void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
              std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
-             const NodeRunner& runner = {});
+             const NodeRunner& runner = {}, std::vector<double>* node_seconds = nullptr);
 
 }  // namespace eulernpu::kit

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 6
+#define ENP_ABI_MINOR 7
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -404,6 +404,9 @@ typedef struct enp_quantizer_v1_t {
   void (*session_end)(enp_quant_session_t* session);
 } enp_quantizer_v1_t;
 
+/* A backend's loaded artifact (plugin-owned, opaque; ABI 1.7). */
+typedef struct enp_session_t enp_session_t;
+
 /* One op a backend implements. */
 typedef struct enp_op_support_t {
   const char* domain; /* "" for ONNX */
@@ -437,6 +440,22 @@ typedef struct enp_backend_v1_t {
    * place only when the call succeeds. */
   enp_status_t* (*export_bundle)(enp_artifact_reader_t* artifact, const enp_kv_t* options,
                                  uint64_t n_options, enp_artifact_writer_t* out);
+  /* ABI 1.7, may be NULL (the host then calls run for every run). An
+   * artifact loaded once and run many times (`eulernpu benchmark`):
+   * session_open prepares what every run shares (the plan, the weights in
+   * the layout the kernels read) under the run options `options`;
+   * session_run runs it on `inputs` exactly as run would, report included;
+   * session_close frees it (always, also after an error). A backend that
+   * keeps no session sets *session to NULL, and the host calls run for
+   * every run. The host keeps
+   * `artifact` valid until session_close, so a session may keep pointers
+   * into the files it read. The option "profile" = "1" asks for per-node
+   * times in each run's report: {"nodes": [{"name", "op", "seconds"}]}. */
+  enp_status_t* (*session_open)(enp_artifact_reader_t* artifact, const enp_kv_t* options,
+                                uint64_t n_options, enp_session_t** session);
+  enp_status_t* (*session_run)(enp_session_t* session, const enp_tensor_t* inputs,
+                               uint64_t n_inputs, enp_tensor_list_t* outputs);
+  void (*session_close)(enp_session_t* session);
 } enp_backend_v1_t;
 
 /* The size of ABI 1.0's backend table: the smallest a host accepts. */

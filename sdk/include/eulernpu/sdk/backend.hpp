@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eulernpu/sdk/abi.h"
@@ -109,6 +111,15 @@ class OutputSink {
   enp_tensor_list_t* l_;
 };
 
+// A loaded artifact, run many times (ABI 1.7 sessions, `eulernpu
+// benchmark`). Each run is what Backend::run would do with the options the
+// session was opened with.
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual void run(std::span<const enp_tensor_t> inputs, OutputSink& out) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -124,6 +135,13 @@ class Backend {
   virtual void lower(const GraphView& graph, const Options& options, ArtifactWriter& out) = 0;
   virtual void run(ArtifactReader& artifact, const Options& options,
                    std::span<const enp_tensor_t> inputs, OutputSink& out) = 0;
+  // A session over `artifact`, which stays valid until the session is
+  // destroyed: its plan and weights read once for many runs. The default,
+  // none, has the host call run() for every run.
+  virtual std::unique_ptr<Session> open_session(ArtifactReader& artifact, const Options& options) {
+    (void)artifact, (void)options;
+    return nullptr;
+  }
   // `eulernpu export` (ABI 1.4): the bundle's files, from an artifact this
   // backend lowered. Backends without a bundle keep this default.
   virtual void export_bundle(ArtifactReader& artifact, const Options& options,
@@ -193,6 +211,22 @@ struct BackendTrampolines {
       backend_instance<B>().export_bundle(reader, Options(kv, n), writer);
     });
   }
+  static enp_status_t* session_open(enp_artifact_reader_t* a, const enp_kv_t* kv, uint64_t n,
+                                    enp_session_t** session) {
+    return guard([&] {
+      ArtifactReader reader(a);
+      std::unique_ptr<Session> s = backend_instance<B>().open_session(reader, Options(kv, n));
+      *session = reinterpret_cast<enp_session_t*>(s.release());
+    });
+  }
+  static enp_status_t* session_run(enp_session_t* session, const enp_tensor_t* inputs,
+                                   uint64_t n_inputs, enp_tensor_list_t* outputs) {
+    return guard([&] {
+      OutputSink sink(outputs);
+      reinterpret_cast<Session*>(session)->run({inputs, n_inputs}, sink);
+    });
+  }
+  static void session_close(enp_session_t* session) { delete reinterpret_cast<Session*>(session); }
   static enp_status_t* initialize(const enp_host_api_t* host) {
     host_api() = host;
     return guard([] { (void)backend_instance<B>(); });
@@ -211,7 +245,10 @@ const enp_plugin_header_t* backend_descriptor(const char* name, const char* vers
                                         &T::query,
                                         &T::lower,
                                         &T::run,
-                                        &T::export_bundle};
+                                        &T::export_bundle,
+                                        &T::session_open,
+                                        &T::session_run,
+                                        &T::session_close};
   static const enp_plugin_v1_t plugin{
       {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_BACKEND, 0, name, version, description},
       sizeof(enp_plugin_v1_t),
