@@ -34,10 +34,27 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
+// The process's peak resident set: VmHWM, the high-water mark of this
+// address space. getrusage's ru_maxrss is not it on Linux: it carries the
+// parent's peak across fork and exec, so a small model run from a large
+// script would report the script's memory.
 uint64_t peak_memory_bytes() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) {
+        found = true;
+        break;
+      }
+    }
+    std::fclose(f);
+    if (found) return static_cast<uint64_t>(kib) * 1024;
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB
 }
 
 struct NodeTotal {
