@@ -108,14 +108,25 @@ class BenchmarkTest(CliTestCase):
         self.assertEqual(nodes[0]["op"], "Conv")
         # The nodes' time is part of the runs' time.
         self.assertLessEqual(sum(totals), j["mean_ms"] * 9 * 1.05)
+        # By op type: every node counted once, the same time in total.
+        by_op = {o["op"]: o for o in j["ops"]}
+        self.assertEqual(sum(o["nodes"] for o in j["ops"]), len(nodes))
+        self.assertEqual(by_op["Conv"]["nodes"], 2)
+        self.assertAlmostEqual(sum(o["total_ms"] for o in j["ops"]), sum(totals), places=6)
+        self.assertAlmostEqual(by_op["Conv"]["ms_per_run"], by_op["Conv"]["total_ms"] / 9)
+        self.assertEqual(j["ops"][0]["op"], "Conv")
 
     def test_per_node_table(self):
         r = self.ok("benchmark", "--artifact", self.npu, "--iterations", "3", "--per-node")
-        table = r.stdout.split("\n\n", 1)[1].splitlines()
+        nodes, ops = r.stdout.split("\n\n", 1)[1].split("\n\n")
+        table = nodes.splitlines()
         self.assertRegex(table[0], r"^  node +op +count +total ms +share$")
         rows = [re.split(r" {2,}", line.strip()) for line in table[1:]]
         self.assertEqual(rows[0][1], "QConv")
         self.assertTrue(all(row[2] == "3" for row in rows), rows)
+        ops = ops.splitlines()
+        self.assertRegex(ops[0], r"^  op +nodes +ms per run +share$")
+        self.assertEqual(re.split(r" {2,}", ops[1].strip())[:2], ["QConv", "2"])
 
     # --- backends -----------------------------------------------------------------
 

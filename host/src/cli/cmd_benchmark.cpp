@@ -206,6 +206,23 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
                    [&](const auto& a, const auto& b) { return nodes[a].ms > nodes[b].ms; });
   double node_sum = 0;
   for (const auto& [name, t] : nodes) node_sum += t.ms;
+  // The same by op type: which kernels a model's time goes to.
+  struct OpTotal {
+    std::string op;
+    uint64_t nodes = 0;
+    double ms = 0;
+  };
+  std::vector<OpTotal> ops;
+  for (const std::string& name : node_order) {
+    const NodeTotal& t = nodes[name];
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const OpTotal& o) { return o.op == t.op; });
+    if (it == ops.end()) it = ops.insert(ops.end(), OpTotal{t.op, 0, 0});
+    it->nodes += 1;
+    it->ms += t.ms;
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  const double runs = static_cast<double>(latencies.size());
 
   if (json) {
     nlohmann::ordered_json j;
@@ -235,6 +252,14 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
                        {"count", t.count},
                        {"total_ms", t.ms},
                        {"share", node_sum > 0 ? t.ms / node_sum : 0.0}});
+      }
+      auto& by_op = j["ops"] = nlohmann::ordered_json::array();
+      for (const OpTotal& o : ops) {
+        by_op.push_back({{"op", o.op},
+                         {"nodes", o.nodes},
+                         {"total_ms", o.ms},
+                         {"ms_per_run", o.ms / runs},
+                         {"share", node_sum > 0 ? o.ms / node_sum : 0.0}});
       }
     }
     std::printf("%s\n", j.dump(2).c_str());
@@ -273,6 +298,12 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
     }
     if (by_cost.size() > kShown) {
       std::printf("  (%zu more nodes: --json lists every one)\n", by_cost.size() - kShown);
+    }
+    std::printf("\n  %-24s %6s %13s %8s\n", "op", "nodes", "ms per run", "share");
+    for (const OpTotal& o : ops) {
+      std::printf("  %-24s %6llu %13s %7s%%\n", o.op.c_str(),
+                  static_cast<unsigned long long>(o.nodes), fixed(o.ms / runs, 3).c_str(),
+                  fixed(node_sum > 0 ? 100.0 * o.ms / node_sum : 0.0, 1).c_str());
     }
   }
   return 0;
