@@ -14,23 +14,11 @@
 // sequential execution, the CPU provider.
 'use strict';
 const fs = require('fs');
+const path = require('path');
 const ort = require('onnxruntime-node');
 
-const TYPED = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
-  int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
-};
-
-function readTensor(inp) {
-  const Ctor = TYPED[inp.dtype];
-  if (!Ctor) throw new Error(`input ${inp.name}: unsupported dtype ${inp.dtype}`);
-  const buf = fs.readFileSync(inp.file);
-  const n = inp.shape.reduce((a, b) => a * b, 1);
-  const data = new Ctor(n);  // an aligned copy
-  new Uint8Array(data.buffer).set(buf);
-  return new ort.Tensor(inp.dtype, data, inp.shape);
-}
+// The same reading as the suite's references (tests/real_models).
+const { readTensor } = require(path.join(__dirname, '..', 'tests', 'real_models', 'ort_tensors.js'));
 
 // The process's peak resident set (VmHWM): resourceUsage().maxRSS carries
 // the parent's peak across fork and exec on Linux.
@@ -46,7 +34,7 @@ function msSince(start) {
 (async () => {
   const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   const feeds = {};
-  for (const inp of job.inputs) feeds[inp.name] = readTensor(inp);
+  for (const inp of job.inputs) feeds[inp.name] = readTensor(ort, inp);
   let start = process.hrtime.bigint();
   const sess = await ort.InferenceSession.create(job.model, {
     executionProviders: ['cpu'],

@@ -7,10 +7,13 @@ the host's, sessions (ABI 1.7) on the backends that keep one, and its errors.
 import json
 import os
 import re
+import shutil
+import tempfile
 
+import numpy as np
 import onnx
 
-from harness import SOURCE_DIR, CliTestCase
+from harness import SOURCE_DIR, CliTestCase, run
 
 DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
 CNN = os.path.join(DIGITS, "cnn.onnx")
@@ -25,11 +28,9 @@ class BenchmarkTest(CliTestCase):
 
     @classmethod
     def setUpClass(cls):
-        import tempfile
         cls.root = tempfile.mkdtemp(prefix="eulernpu-bench-")
         cls.f32 = os.path.join(cls.root, "cnn.art")
         cls.npu = os.path.join(cls.root, "cnn.npu")
-        from harness import run
         for args in (("--out", cls.f32),
                      ("--calib-data-path", CALIB, "--backend", "npu_sim", "--out", cls.npu)):
             r = run("compile", "--model", CNN, *SHAPE, *args)
@@ -37,7 +38,6 @@ class BenchmarkTest(CliTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        import shutil
         shutil.rmtree(cls.root, ignore_errors=True)
 
     def bench_json(self, *args):
@@ -83,7 +83,6 @@ class BenchmarkTest(CliTestCase):
         self.assertGreater(j["iterations"] / j["throughput_ips"], 0.29)
 
     def test_file_inputs(self):
-        import numpy as np
         inp = self.path("in.npz")
         np.savez(inp, input=np.zeros((8, 1, 8, 8), np.float32))
         j = self.bench_json("--artifact", self.f32, "--input", inp, "--iterations", "3")
@@ -133,7 +132,6 @@ class BenchmarkTest(CliTestCase):
     def test_npu_sim_shows_its_modelled_latency_beside_the_hosts(self):
         report = self.path("report.json")
         inp = self.path("in.npz")
-        import numpy as np
         np.savez(inp, input=np.zeros((8, 1, 8, 8), np.float32))
         self.ok("run", "--artifact", self.npu, "--input", inp, "--out", self.path("o.npz"),
                 "--report", report)
@@ -180,7 +178,6 @@ class BenchmarkTest(CliTestCase):
         self.error("benchmark", "--artifact", self.path("none.art"), title="file not found")
         self.error("benchmark", "--artifact", self.f32, "--input", self.path("none.npz"),
                    title="file not found")
-        import numpy as np
         wrong = self.path("wrong.npz")
         np.savez(wrong, input=np.zeros((1, 1, 8, 8), np.float32))
         self.error("benchmark", "--artifact", self.f32, "--input", wrong,

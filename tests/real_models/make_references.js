@@ -16,31 +16,12 @@
 // one inter-op thread, sequential execution, CPU provider only.
 'use strict';
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
 
-const TYPED = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
-  int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  int64: BigInt64Array, uint64: BigUint64Array, bool: Uint8Array,
-};
-
-function readTensor(inp) {
-  const Ctor = TYPED[inp.dtype];
-  if (!Ctor) throw new Error(`input ${inp.name}: unsupported dtype ${inp.dtype}`);
-  const buf = fs.readFileSync(inp.file);
-  const n = inp.shape.reduce((a, b) => a * b, 1);
-  if (buf.length !== n * Ctor.BYTES_PER_ELEMENT) {
-    throw new Error(`input ${inp.name}: ${inp.file} has ${buf.length} bytes, expected ${n * Ctor.BYTES_PER_ELEMENT}`);
-  }
-  const data = new Ctor(n);  // an aligned copy
-  new Uint8Array(data.buffer).set(buf);
-  return new ort.Tensor(inp.dtype, data, inp.shape);
-}
+const { TYPED, readTensor } = require('./ort_tensors');
 
 (async () => {
-  if (os.endianness() !== 'LE') throw new Error('a little-endian host is needed');
   const job = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   const sess = await ort.InferenceSession.create(job.model, {
     executionProviders: ['cpu'],
@@ -53,7 +34,7 @@ function readTensor(inp) {
   const result = { ort_version: ort.env.versions, output_names: sess.outputNames, samples: [] };
   for (const s of job.samples) {
     const feeds = {};
-    for (const inp of s.inputs) feeds[inp.name] = readTensor(inp);
+    for (const inp of s.inputs) feeds[inp.name] = readTensor(ort, inp);
     const out = await sess.run(feeds);
     const outputs = [];
     sess.outputNames.forEach((name, i) => {

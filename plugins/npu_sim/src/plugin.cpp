@@ -5,7 +5,6 @@
 // through cpu_ref's kernels (outputs byte-identical to cpu_ref), cycles and
 // memory from the plan.
 #include <cstddef>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -169,9 +168,8 @@ class NpuSimBackend : public sdk::Backend {
            std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
     const ordered_json report = checked_report(artifact, options);
     if (options.get("estimate_only", "0") != "1") {
-      const std::map<std::string, nlohmann::json> ops =
-          planned_ops(parse_artifact_json(artifact, kPlanFile));
-      kit::run_artifact(artifact, options, inputs, out, kFunctionalPrefix, tiled_runner(ops));
+      kit::run_artifact(artifact, options, inputs, out, kFunctionalPrefix,
+                        tiled_runner(planned_ops(parse_artifact_json(artifact, kPlanFile))));
     }
     out.attach_report(report.dump(2) + "\n");
   }
@@ -182,14 +180,8 @@ class NpuSimBackend : public sdk::Backend {
                                              const sdk::Options& options) override {
     if (options.get("estimate_only", "0") == "1") return nullptr;
     const ordered_json report = checked_report(artifact, options);
-    auto ops = std::make_shared<const std::map<std::string, nlohmann::json>>(
-        planned_ops(parse_artifact_json(artifact, kPlanFile)));
-    kit::NodeRunner tiled = tiled_runner(*ops);
-    kit::NodeRunner runner = [ops, tiled](const kit::LoweredNode& node,
-                                          const kit::KernelContext& ctx) {
-      return tiled(node, ctx);
-    };
-    return kit::open_session(artifact, options, kFunctionalPrefix, std::move(runner),
+    return kit::open_session(artifact, options, kFunctionalPrefix,
+                             tiled_runner(planned_ops(parse_artifact_json(artifact, kPlanFile))),
                              report.dump(2) + "\n");
   }
 

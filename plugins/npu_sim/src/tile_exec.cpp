@@ -271,8 +271,9 @@ std::map<std::string, json> planned_ops(const json& plan) {
   return out;
 }
 
-kit::NodeRunner tiled_runner(const std::map<std::string, json>& ops) {
-  return [&ops](const kit::LoweredNode& node, const kit::KernelContext& ctx) {
+kit::NodeRunner tiled_runner(std::map<std::string, json> ops) {
+  // The runner owns the plan's ops: a session keeps it for many runs.
+  return [ops = std::move(ops)](const kit::LoweredNode& node, const kit::KernelContext& ctx) {
     if (node.op != "QConv") return false;
     const auto it = ops.find(node.name);
     if (it == ops.end() || !it->second.contains("tiling")) return false;

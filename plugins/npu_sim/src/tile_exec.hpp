@@ -21,6 +21,6 @@ std::map<std::string, nlohmann::json> planned_ops(const nlohmann::json& plan);
 // reference: it must outlive the runner) and leaves every other node to
 // the reference kernels. Throws sdk::Error "artifact is corrupt" when a tiling does not
 // cover its op's output and input channels exactly.
-kit::NodeRunner tiled_runner(const std::map<std::string, nlohmann::json>& ops);
+kit::NodeRunner tiled_runner(std::map<std::string, nlohmann::json> ops);
 
 }  // namespace eulernpu::npu_sim

@@ -43,6 +43,30 @@ void check_core_mode(const Device& device, const sdk::Options& options) {
   }
 }
 
+// The device the plan was made for, checked as strictly as a file, and the
+// run's core mode against it.
+Device checked_device(sdk::ArtifactReader& artifact, const sdk::Options& options) {
+  Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
+                               std::string("artifact ") + kDeviceFile);
+  check_core_mode(device, options);
+  return device;
+}
+
+// The board's latency estimate as a run report: it depends on the device
+// and the threads, not on the values.
+std::string estimate(sdk::ArtifactReader& artifact, const Device& device,
+                     const sdk::Options& options) {
+  const std::string threads = options.get("threads", "0");
+  int64_t t = 0;
+  try {
+    t = std::stoll(threads);
+  } catch (const std::exception&) {
+    throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line",
+                     "threads '" + threads + "' is not a number", "pass --threads N");
+  }
+  return estimate_report(kit::read_lowered(artifact), device, t).dump(2) + "\n";
+}
+
 }  // namespace
 
 class ZynqPsBackend : public sdk::Backend {
@@ -77,10 +101,7 @@ class ZynqPsBackend : public sdk::Backend {
 
   void run(sdk::ArtifactReader& artifact, const sdk::Options& options,
            std::span<const enp_tensor_t> inputs, sdk::OutputSink& out) override {
-    // The device the plan was made for, checked as strictly as a file.
-    const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
-                                       std::string("artifact ") + kDeviceFile);
-    check_core_mode(device, options);
+    const Device device = checked_device(artifact, options);
     const bool estimate_only = options.get("estimate_only", "0") == "1";
     if (!estimate_only) kit::run_artifact(artifact, options, inputs, out);
     // The estimate is asked for (run --report / --estimate-only), not
@@ -95,29 +116,12 @@ class ZynqPsBackend : public sdk::Backend {
   std::unique_ptr<sdk::Session> open_session(sdk::ArtifactReader& artifact,
                                              const sdk::Options& options) override {
     if (options.get("estimate_only", "0") == "1") return nullptr;
-    const Device device = parse_device(std::string(artifact.read_file(kDeviceFile)),
-                                       std::string("artifact ") + kDeviceFile);
-    check_core_mode(device, options);
+    const Device device = checked_device(artifact, options);
     return kit::open_session(
         artifact, options, "", {},
         options.get("report", "0") == "1" ? estimate(artifact, device, options) : "");
   }
 
- private:
-  static std::string estimate(sdk::ArtifactReader& artifact, const Device& device,
-                              const sdk::Options& options) {
-    const std::string threads = options.get("threads", "0");
-    int64_t t = 0;
-    try {
-      t = std::stoll(threads);
-    } catch (const std::exception&) {
-      throw sdk::Error(ENP_INVALID_ARGUMENT, "invalid command line",
-                       "threads '" + threads + "' is not a number", "pass --threads N");
-    }
-    return estimate_report(kit::read_lowered(artifact), device, t).dump(2) + "\n";
-  }
-
- public:
   void export_bundle(sdk::ArtifactReader& artifact, const sdk::Options& options,
                      sdk::ArtifactWriter& out) override {
     (void)options;

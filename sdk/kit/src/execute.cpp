@@ -81,6 +81,7 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
     if (in.size_bytes > 0) std::memcpy(it->second.data, in.data, in.size_bytes);
   }
 
+  if (node_seconds) node_seconds->resize(g.nodes.size());
   for (const size_t step : lowered.plan.schedule) {
     const LoweredNode& n = g.nodes[step];
     const OpEntry* entry = find_op(n.domain, n.op, n.opset);
@@ -108,7 +109,6 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
         node_seconds ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (!runner || !runner(n, ctx)) entry->kernel(ctx);
     if (node_seconds) {
-      node_seconds->resize(g.nodes.size());
       (*node_seconds)[step] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }

@@ -10,7 +10,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "eulernpu/sdk/abi.h"
