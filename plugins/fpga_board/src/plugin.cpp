@@ -17,6 +17,7 @@
 #include "eulernpu/kit/lowered_graph.hpp"
 #include "eulernpu/kit/lowering.hpp"
 #include "eulernpu/kit/op_table.hpp"
+#include "eulernpu/sdk/artifact_json.hpp"
 #include "eulernpu/sdk/backend.hpp"
 #include "eulernpu/sdk/errors.hpp"
 #include "eulernpu/sdk/json_value.hpp"
@@ -101,10 +102,7 @@ int64_t positive_option(const sdk::Options& options, const char* key, int64_t fa
 }
 
 ordered_json read_json(sdk::ArtifactReader& artifact, const char* file) {
-  const std::string_view text = artifact.read_file(file);
-  ordered_json j = ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) corrupt(std::string(file) + " is not a JSON object");
-  return j;
+  return sdk::read_artifact_json(artifact, file, "fpga_board");
 }
 
 // The PL engine ops of the plan, by node name.

@@ -11,6 +11,7 @@
 #include "descriptor.hpp"
 #include "eulernpu/kit/executor.hpp"
 #include "eulernpu/kit/lowering.hpp"
+#include "eulernpu/sdk/artifact_json.hpp"
 #include "eulernpu/sdk/backend.hpp"
 #include "eulernpu/sdk/errors.hpp"
 #include "graph_ops.hpp"
@@ -94,12 +95,7 @@ ordered_json graph_json(const sdk::GraphView& graph, const GraphOps& ops, const 
 }
 
 ordered_json parse_artifact_json(sdk::ArtifactReader& artifact, const std::string& file) {
-  const std::string_view text = artifact.read_file(file);
-  auto j = ordered_json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    sdk::errors::artifact_corrupt(file + " is not a JSON object", "npu_sim");
-  }
-  return j;
+  return sdk::read_artifact_json(artifact, file, "npu_sim");
 }
 
 }  // namespace
