@@ -164,6 +164,29 @@ class BenchmarkTest(CliTestCase):
 
     # --- errors -------------------------------------------------------------------
 
+    def test_openblas_gets_the_kernels_of_this_cpu(self):
+        # OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than itself;
+        # the host names the core from the CPU's features, unless the user did.
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+        if all(f in flags for f in ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")):
+            core = "SkylakeX"
+        elif "avx2" in flags and "fma" in flags:
+            core = "Haswell"
+        else:
+            core = None
+        r = run("--log-level", "debug", "benchmark", "--artifact", self.f32, "--iterations", "1",
+                env={"OPENBLAS_CORETYPE": ""})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        if core:
+            self.assertIn(f"OPENBLAS_CORETYPE={core} (from the CPU's features)", r.stderr)
+        else:
+            self.assertNotIn("OPENBLAS_CORETYPE=", r.stderr)
+        r = run("--log-level", "debug", "benchmark", "--artifact", self.f32, "--iterations", "1",
+                env={"OPENBLAS_CORETYPE": "Prescott"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("OPENBLAS_CORETYPE=Prescott (set by the user)", r.stderr)
+
     def test_errors(self):
         for args, where in [(("--iterations", "0"), "--iterations must be at least 1"),
                             (("--time", "0"), "--time must be more than 0"),

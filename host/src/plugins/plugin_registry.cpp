@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/limits.hpp"
+#include "plugins/blas_kernels.hpp"
 #include "plugins/elf_check.hpp"
 #include "plugins/host_api.hpp"
 #include "plugins/load_probe.hpp"
@@ -100,6 +101,7 @@ const char* kind_name(enp_plugin_kind_t kind) {
 PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs,
                                         const std::string& env_path, const fs::path& installed_dir,
                                         bool allow_insecure) {
+  choose_blas_kernels();
   PluginRegistry r;
   for (const fs::path& d : plugin_dirs) r.search_path_.push_back({d, "--plugin-dir"});
   size_t start = 0;

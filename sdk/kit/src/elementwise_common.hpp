@@ -192,21 +192,35 @@ class Broadcast {
 
   int64_t total() const { return total_; }
 
-  // Calls fn(o, offsets) for output elements o in [begin, end).
-  template <typename Fn>
-  void run(int64_t begin, int64_t end, Fn& fn) const {
+  // Each input's step along a row: 1, or 0 where it broadcasts.
+  const Offsets& steps() const { return step_; }
+
+  // Calls row(o, len, offsets) for the output elements [begin, end), one
+  // piece of a row at a time: element o + j reads input k at
+  // offsets[k] + j * steps()[k].
+  template <typename Row>
+  void rows(int64_t begin, int64_t end, Row&& row) const {
     const int64_t inner = shape_.back();
     int64_t o = begin;
     while (o < end) {
-      const int64_t row = o / inner;
-      Offsets off = row_start(row);
-      for (size_t k = 0; k < N; ++k) off[k] += (o - row * inner) * step_[k];
-      const int64_t stop = std::min(end, (row + 1) * inner);
-      for (; o < stop; ++o) {
+      const int64_t r = o / inner;
+      Offsets off = row_start(r);
+      for (size_t k = 0; k < N; ++k) off[k] += (o - r * inner) * step_[k];
+      const int64_t stop = std::min(end, (r + 1) * inner);
+      row(o, stop - o, off);
+      o = stop;
+    }
+  }
+
+  // Calls fn(o, offsets) for output elements o in [begin, end).
+  template <typename Fn>
+  void run(int64_t begin, int64_t end, Fn& fn) const {
+    rows(begin, end, [&](int64_t o, int64_t len, Offsets off) {
+      for (const int64_t stop = o + len; o < stop; ++o) {
         fn(o, off);
         for (size_t k = 0; k < N; ++k) off[k] += step_[k];
       }
-    }
+    });
   }
 
  private:
@@ -250,8 +264,26 @@ void binary_map(const KernelContext& ctx, const Buffer& a, const Buffer& b, cons
   const A* pa = static_cast<const A*>(a.data);
   const B* pb = static_cast<const B*>(b.data);
   O* po = static_cast<O*>(out.data);
-  broadcast_each(ctx, plan, [&](int64_t o, const Broadcast<2>::Offsets& off) {
-    po[o] = f(pa[off[0]], pb[off[1]]);
+  const int64_t sa = plan.steps()[0], sb = plan.steps()[1];
+  // A row whose inputs step by 1 or 0 (same shape, a scalar, a per-channel
+  // bias) is a plain loop the compiler vectorizes; anything else steps.
+  parallel_for(plan.total(), threads_for(ctx, plan.total()), [&](int64_t begin, int64_t end) {
+    plan.rows(begin, end, [&](int64_t o, int64_t len, const Broadcast<2>::Offsets& off) {
+      const A* x = pa + off[0];
+      const B* y = pb + off[1];
+      O* z = po + o;
+      if (sa == 1 && sb == 1) {
+        for (int64_t j = 0; j < len; ++j) z[j] = f(x[j], y[j]);
+      } else if (sa == 1 && sb == 0) {
+        const B yv = *y;
+        for (int64_t j = 0; j < len; ++j) z[j] = f(x[j], yv);
+      } else if (sa == 0 && sb == 1) {
+        const A xv = *x;
+        for (int64_t j = 0; j < len; ++j) z[j] = f(xv, y[j]);
+      } else {
+        for (int64_t j = 0; j < len; ++j) z[j] = f(x[j * sa], y[j * sb]);
+      }
+    });
   });
 }
 
@@ -361,6 +393,28 @@ struct MinOp {
     return y < x ? y : x;
   }
 };
+
+// Clip's bounds: attributes before opset 11, optional one-element inputs
+// from 11. A missing bound clips nothing on its side.
+template <typename S>
+std::pair<Compute<S>, Compute<S>> clip_bounds(const KernelContext& ctx) {
+  using C = Compute<S>;
+  using limits = std::numeric_limits<C>;
+  if constexpr (kIsFloat<C>) {
+    if (ctx.opset < 11) {
+      return {static_cast<C>(ctx.attr_float("min", -3.4028234663852886e+38)),
+              static_cast<C>(ctx.attr_float("max", 3.4028234663852886e+38))};
+    }
+  }
+  C lo = kIsFloat<C> ? -limits::infinity() : limits::lowest();
+  C hi = kIsFloat<C> ? limits::infinity() : limits::max();
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i) || ctx.inputs[i].count() == 0) continue;
+    expect_types<S>(ctx.inputs[i]);
+    (i == 1 ? lo : hi) = load(*ctx.inputs[i].as<const S>());
+  }
+  return {lo, hi};
+}
 
 // Shifts by the element width or more give 0 (C++ leaves them undefined).
 struct ShiftOp {

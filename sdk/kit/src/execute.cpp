@@ -5,7 +5,10 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
+#include <set>
 
+#include "elementwise_chain.hpp"
 #include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
@@ -22,9 +25,30 @@ bool same_weight_dtype(int32_t declared, int32_t stored) {
 
 }  // namespace
 
-void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
-             std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
-             const NodeRunner& runner, std::vector<double>* node_seconds) {
+struct PreparedGraph::State {
+  const LoweredArtifact& lowered;
+  int threads;
+  std::unique_ptr<uint8_t[]> arena;
+  uint8_t* base = nullptr;  // the arena's aligned start
+  size_t arena_bytes = 0;
+  std::map<std::string, Buffer> buffers;
+  std::map<std::string, Buffer> attribute_tensors;
+  // One per scheduled node: its kernel and its buffers, resolved once.
+  struct Step {
+    size_t node;
+    const OpEntry* entry;
+    std::vector<Buffer> ins, outs;
+  };
+  std::vector<Step> steps;
+  // chains[i]: the elementwise chain that starts at steps[i], if any; it
+  // replaces its nodes' kernels unless a backend's hook may take them.
+  std::vector<std::optional<elementwise::Chain>> chains;
+};
+
+PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
+                             int threads)
+    : state_(new State{lowered, threads > 0 ? threads : 1, {}, nullptr, 0, {}, {}, {}, {}}) {
+  State& st = *state_;
   const LoweredGraph& g = lowered.graph;
   const auto& tensors = g.tensors;
   // The arena: every buffer inside it (read_lowered checked), sized as its
@@ -33,44 +57,95 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
   if (static_cast<uint64_t>(lowered.plan.arena_bytes) > SIZE_MAX - kArenaAlignment) {
     throw std::bad_alloc();
   }
-  const size_t arena_alloc = static_cast<size_t>(lowered.plan.arena_bytes) + kArenaAlignment;
-  std::unique_ptr<uint8_t[]> arena(new uint8_t[arena_alloc]());
-  uint8_t* base =
-      arena.get() + (kArenaAlignment - reinterpret_cast<uintptr_t>(arena.get()) % kArenaAlignment) %
-                        kArenaAlignment;
-  std::map<std::string, Buffer> buffers;
+  st.arena_bytes = static_cast<size_t>(lowered.plan.arena_bytes);
+  st.arena.reset(new uint8_t[st.arena_bytes + kArenaAlignment]);
+  st.base = st.arena.get() +
+            (kArenaAlignment - reinterpret_cast<uintptr_t>(st.arena.get()) % kArenaAlignment) %
+                kArenaAlignment;
   for (const PlannedBuffer& b : lowered.plan.buffers) {
     const TensorDecl& t = tensors.at(b.tensor);
-    buffers[b.tensor] = Buffer{t.dtype, t.shape, base + b.offset};
+    st.buffers[b.tensor] = Buffer{t.dtype, t.shape, st.base + b.offset};
   }
 
   // Weights stay where the host read them. Tensor attributes of nodes are
   // stored beside them as "<node>::<attribute>".
-  std::map<std::string, Buffer> attribute_tensors;
   for (const enp_tensor_t& w : weights) {
     auto it = tensors.find(w.name);
     const sdk::TensorView v(&w);
     if (it == tensors.end() && std::string_view(w.name).find("::") != std::string_view::npos) {
-      attribute_tensors[w.name] = Buffer{w.dtype, v.shape(), const_cast<void*>(w.data)};
+      st.attribute_tensors[w.name] = Buffer{w.dtype, v.shape(), const_cast<void*>(w.data)};
       continue;
     }
     if (it == tensors.end() || !same_weight_dtype(it->second.dtype, w.dtype) ||
         it->second.shape != v.shape()) {
       corrupt("weight '" + std::string(w.name) + "' does not match graph.json");
     }
-    buffers[w.name] = Buffer{it->second.dtype, v.shape(), const_cast<void*>(w.data)};
+    st.buffers[w.name] = Buffer{it->second.dtype, v.shape(), const_cast<void*>(w.data)};
   }
 
+  for (const size_t step : lowered.plan.schedule) {
+    const LoweredNode& n = g.nodes[step];
+    const OpEntry* entry = find_op(n.domain, n.op, n.opset);
+    if (!entry)
+      corrupt("node '" + n.name + "' has op " + n.op + " (opset " + std::to_string(n.opset) +
+              "), which no reference kernel runs");
+    auto lookup = [&](const std::string& name) {
+      if (name.empty()) return Buffer{};
+      auto it = st.buffers.find(name);
+      if (it == st.buffers.end()) corrupt("tensor '" + name + "' has no buffer");
+      return it->second;
+    };
+    State::Step s{step, entry, {}, {}};
+    for (const std::string& name : n.inputs) s.ins.push_back(lookup(name));
+    for (const std::string& name : n.outputs) s.outs.push_back(lookup(name));
+    st.steps.push_back(std::move(s));
+  }
+  for (const std::string& key : g.outputs) {
+    if (st.buffers.find(key) == st.buffers.end()) corrupt("output '" + key + "' has no buffer");
+  }
+
+  std::map<std::string, int> consumers;
+  for (const LoweredNode& n : g.nodes) {
+    for (const std::string& name : n.inputs) {
+      if (!name.empty()) ++consumers[name];
+    }
+  }
+  const std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
+  std::vector<elementwise::Chain::Node> nodes;
+  for (const State::Step& s : st.steps) nodes.push_back({&g.nodes[s.node], s.ins, s.outs});
+  st.chains.resize(st.steps.size());
+  for (size_t i = 0; i < nodes.size();) {
+    st.chains[i] = elementwise::Chain::match(std::span(nodes).subspan(i), consumers, outputs);
+    i += st.chains[i] ? st.chains[i]->size() : 1;
+  }
+}
+
+PreparedGraph::~PreparedGraph() = default;
+
+size_t PreparedGraph::chained_nodes() const {
+  size_t n = 0;
+  for (const auto& c : state_->chains) n += c ? c->size() : 0;
+  return n;
+}
+
+void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& output,
+                        const NodeRunner& runner, std::vector<double>* node_seconds) {
+  State& st = *state_;
+  const LoweredGraph& g = st.lowered.graph;
+  // Every run starts from a zeroed arena, as a fresh one would: the bytes
+  // cannot depend on what an earlier run left behind. Zeroing pages already
+  // mapped costs far less than mapping new ones each run.
+  std::memset(st.base, 0, st.arena_bytes);
   for (const enp_tensor_t& in : inputs) {
-    auto it = buffers.find(in.name);
-    const auto t = tensors.find(in.name);
-    if (it != buffers.end() && t != tensors.end() && t->second.dtype != in.dtype) {
+    auto it = st.buffers.find(in.name);
+    const auto t = g.tensors.find(in.name);
+    if (it != st.buffers.end() && t != g.tensors.end() && t->second.dtype != in.dtype) {
       throw sdk::Error(ENP_INVALID_ARGUMENT, "input tensor dtype mismatch",
                        "input '" + std::string(in.name) + "' is " + sdk::dtype_name(in.dtype) +
                            "; the artifact declares " + sdk::dtype_name(t->second.dtype),
                        "pass inputs with the dtype the model was compiled for");
     }
-    if (it == buffers.end() || t == tensors.end() ||
+    if (it == st.buffers.end() || t == g.tensors.end() ||
         t->second.shape != sdk::TensorView(&in).shape()) {
       throw sdk::Error(
           ENP_INVALID_ARGUMENT, "input tensor shape mismatch",
@@ -82,43 +157,41 @@ void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weigh
   }
 
   if (node_seconds) node_seconds->resize(g.nodes.size());
-  for (const size_t step : lowered.plan.schedule) {
-    const LoweredNode& n = g.nodes[step];
-    const OpEntry* entry = find_op(n.domain, n.op, n.opset);
-    if (!entry)
-      corrupt("node '" + n.name + "' has op " + n.op + " (opset " + std::to_string(n.opset) +
-              "), which no reference kernel runs");
-    std::vector<Buffer> ins, outs;
-    auto lookup = [&](const std::string& name) {
-      if (name.empty()) return Buffer{};
-      auto it = buffers.find(name);
-      if (it == buffers.end()) corrupt("tensor '" + name + "' has no buffer");
-      return it->second;
-    };
-    for (const std::string& name : n.inputs) ins.push_back(lookup(name));
-    for (const std::string& name : n.outputs) outs.push_back(lookup(name));
-    KernelContext ctx{n.attributes, ins, outs, n.opset};
-    ctx.threads = threads > 0 ? threads : 1;
-    ctx.lookup = [](const void* state, const std::string& key) -> const Buffer* {
-      const auto& m = *static_cast<const std::map<std::string, Buffer>*>(state);
-      auto it = m.find(key);
-      return it == m.end() ? nullptr : &it->second;
-    };
-    ctx.lookup_state = &attribute_tensors;
+  const TensorLookup lookup = [](const void* state, const std::string& key) -> const Buffer* {
+    const auto& m = *static_cast<const std::map<std::string, Buffer>*>(state);
+    auto it = m.find(key);
+    return it == m.end() ? nullptr : &it->second;
+  };
+  for (size_t i = 0; i < st.steps.size();) {
+    State::Step& s = st.steps[i];
+    const LoweredNode& n = g.nodes[s.node];
     const auto start =
         node_seconds ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (!runner || !runner(n, ctx)) entry->kernel(ctx);
+    // A chain's time counts as its first node's.
+    if (!runner && st.chains[i]) {
+      st.chains[i]->run(st.threads);
+      i += st.chains[i]->size();
+    } else {
+      KernelContext ctx{n.attributes, s.ins, s.outs, n.opset};
+      ctx.threads = st.threads;
+      ctx.lookup = lookup;
+      ctx.lookup_state = &st.attribute_tensors;
+      if (!runner || !runner(n, ctx)) s.entry->kernel(ctx);
+      ++i;
+    }
     if (node_seconds) {
-      (*node_seconds)[step] +=
+      (*node_seconds)[s.node] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
 
-  for (const std::string& key : g.outputs) {
-    auto it = buffers.find(key);
-    if (it == buffers.end()) corrupt("output '" + key + "' has no buffer");
-    output(key, it->second);
-  }
+  for (const std::string& key : g.outputs) output(key, st.buffers.at(key));
+}
+
+void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
+             std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
+             const NodeRunner& runner, std::vector<double>* node_seconds) {
+  PreparedGraph(lowered, weights, threads).run(inputs, output, runner, node_seconds);
 }
 
 }  // namespace eulernpu::kit

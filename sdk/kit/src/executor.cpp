@@ -33,6 +33,7 @@ class KitSession : public sdk::Session {
         weights_(artifact.read_tensors(prefix + lowered_.plan.weights_file)),
         threads_(thread_count(options)),
         profile_(options.get("profile", "0") == "1"),
+        prepared_(lowered_, weights_, threads_),
         runner_(std::move(runner)),
         report_(std::move(report)),
         base_(profile_ && !report_.empty() ? nlohmann::ordered_json::parse(report_)
@@ -42,8 +43,7 @@ class KitSession : public sdk::Session {
     // One BLAS thread unless asked: the same bytes on every machine.
     openblas_set_num_threads(threads_);
     std::vector<double> seconds;
-    execute(lowered_, weights_, inputs, threads_, to_sink(out), runner_,
-            profile_ ? &seconds : nullptr);
+    prepared_.run(inputs, to_sink(out), runner_, profile_ ? &seconds : nullptr);
     if (!profile_) {
       if (!report_.empty()) out.attach_report(report_);
       return;
@@ -65,6 +65,7 @@ class KitSession : public sdk::Session {
   std::span<const enp_tensor_t> weights_;
   int threads_;
   bool profile_;
+  PreparedGraph prepared_;  // after lowered_ and weights_, which it refers to
   NodeRunner runner_;
   std::string report_;
   nlohmann::ordered_json base_;  // report_ parsed, when profiling adds to it

@@ -1,6 +1,7 @@
 #include "kernel_util.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -19,21 +20,44 @@ struct Job {
   void (*task)(void*, int64_t) = nullptr;
   void* ctx = nullptr;
   int64_t tasks = 0;
-  int wanted = 0;  // helpers still to join
-  int active = 0;
+  int wanted = 0;              // helpers still to join
+  std::atomic<int> active{0};  // changed under the pool's mutex, read by spinning
   std::atomic<int64_t> next{0};
   std::exception_ptr error;  // guarded by the pool's mutex
 };
 
+// How long a thread polls before it sleeps. A model runs hundreds of small
+// kernels back to back; waking a sleeping thread through the OS took longer
+// than many of them (two threads ran det_ppocrv4's elementwise ops slower
+// than one), so a thread that just finished polls for the next job a while.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// Calls done() until it is true or kSpin has passed; returns its last value.
+template <typename Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    // The clock is read every 64 polls; the pause hint keeps a polling
+    // thread from starving its sibling on the same core.
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 // Threads started once and reused by every run_tasks call: starting threads
-// per call cost more than small kernels take. Idle threads sleep on a
-// condition variable. Destroyed (threads joined) when the plugin unloads.
+// per call cost more than small kernels take. Idle threads poll for a while
+// (kSpin), then sleep on a condition variable. Destroyed (threads joined)
+// when the plugin unloads.
 class ThreadPool {
  public:
   ~ThreadPool() {
     {
       std::lock_guard lock(mu_);
       stop_ = true;
+      queued_ = -1;  // ends every poll
     }
     work_.notify_all();
     for (auto& t : threads_) t.join();
@@ -46,6 +70,7 @@ class ThreadPool {
         threads_.emplace_back([this] { serve(); });
       }
       queue_.push_back(&job);
+      queued_ = static_cast<int>(queue_.size());
     }
     if (job.wanted == 1) {
       work_.notify_one();
@@ -53,25 +78,37 @@ class ThreadPool {
       work_.notify_all();
     }
     work_on(job);
-    std::unique_lock lock(mu_);
-    if (job.wanted > 0) std::erase(queue_, &job);
-    done_.wait(lock, [&] { return job.active == 0; });
+    {
+      std::lock_guard lock(mu_);
+      if (job.wanted > 0) {
+        std::erase(queue_, &job);
+        queued_ = static_cast<int>(queue_.size());
+      }
+    }
+    if (!spin_until([&] { return job.active.load(std::memory_order_acquire) == 0; })) {
+      std::unique_lock lock(mu_);
+      done_.wait(lock, [&] { return job.active.load() == 0; });
+    }
     if (job.error) std::rethrow_exception(job.error);
   }
 
  private:
   void serve() {
-    std::unique_lock lock(mu_);
     for (;;) {
+      spin_until([this] { return queued_.load(std::memory_order_relaxed) != 0; });
+      std::unique_lock lock(mu_);
       work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       Job& job = *queue_.front();
-      ++job.active;
-      if (--job.wanted == 0) queue_.pop_front();
+      job.active.fetch_add(1);
+      if (--job.wanted == 0) {
+        queue_.pop_front();
+        queued_ = static_cast<int>(queue_.size());
+      }
       lock.unlock();
       work_on(job);
       lock.lock();
-      if (--job.active == 0) done_.notify_all();
+      if (job.active.fetch_sub(1, std::memory_order_release) == 1) done_.notify_all();
     }
   }
 
@@ -91,6 +128,7 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable work_, done_;
   std::deque<Job*> queue_;
+  std::atomic<int> queued_{0};  // queue_.size() for polling threads (-1: stopping)
   std::vector<std::thread> threads_;
   bool stop_ = false;
 };

@@ -277,28 +277,6 @@ void not_kernel(const KernelContext& ctx) {
                             [](Bool8 x) { return static_cast<uint8_t>(!load(x)); });
 }
 
-// Clip's bounds: attributes before opset 11, optional one-element inputs
-// from 11. A missing bound clips nothing on its side.
-template <typename S>
-std::pair<Compute<S>, Compute<S>> clip_bounds(const KernelContext& ctx) {
-  using C = Compute<S>;
-  using limits = std::numeric_limits<C>;
-  if constexpr (kIsFloat<C>) {
-    if (ctx.opset < 11) {
-      return {static_cast<C>(ctx.attr_float("min", -3.4028234663852886e+38)),
-              static_cast<C>(ctx.attr_float("max", 3.4028234663852886e+38))};
-    }
-  }
-  C lo = kIsFloat<C> ? -limits::infinity() : limits::lowest();
-  C hi = kIsFloat<C> ? limits::infinity() : limits::max();
-  for (size_t i = 1; i <= 2; ++i) {
-    if (!ctx.has_input(i) || ctx.inputs[i].count() == 0) continue;
-    expect_types<S>(ctx.inputs[i]);
-    (i == 1 ? lo : hi) = load(*ctx.inputs[i].as<const S>());
-  }
-  return {lo, hi};
-}
-
 void clip_kernel(const KernelContext& ctx) {
   dispatch<kNumeric>(ctx.inputs[0].dtype, [&]<typename S>() {
     // Named copies: clang before 16 cannot capture structured bindings.

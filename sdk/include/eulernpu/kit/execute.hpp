@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,5 +36,29 @@ using OutputFn = std::function<void(const std::string& name, const Buffer& value
 void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
              std::span<const enp_tensor_t> inputs, int threads, const OutputFn& output,
              const NodeRunner& runner = {}, std::vector<double>* node_seconds = nullptr);
+
+// The same, made ready once and run many times (a backend's session): the
+// weights checked, the arena allocated and every node's kernel and buffers
+// resolved by the constructor; run() copies the inputs in and calls the
+// kernels. `lowered` and `weights` must outlive it. Not thread-safe: one
+// run at a time.
+class PreparedGraph {
+ public:
+  PreparedGraph(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights, int threads);
+  ~PreparedGraph();
+  PreparedGraph(const PreparedGraph&) = delete;
+  PreparedGraph& operator=(const PreparedGraph&) = delete;
+
+  void run(std::span<const enp_tensor_t> inputs, const OutputFn& output,
+           const NodeRunner& runner = {}, std::vector<double>* node_seconds = nullptr);
+
+  // How many nodes run as parts of elementwise chains (elementwise_chain.hpp)
+  // when run() gets no hook.
+  size_t chained_nodes() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace eulernpu::kit

@@ -1,0 +1,246 @@
+#pragma once
+// Chains of float32 elementwise nodes run as one pass. Exporters spell
+// activations out as several nodes (hard-swish as Add, Clip, Div, Mul:
+// det_ppocrv4 has 24 such chains), and node by node each writes a whole
+// tensor that only the next one reads. A chain runs instead over blocks of
+// the output that stay in L1, every node's op applied to the block in
+// turn; each element goes through the very operations the nodes' kernels
+// apply (same ops, same operand order, same float32 rounding), so the
+// bytes do not change.
+//
+// A chain is nodes that follow each other in the schedule, each an Add,
+// Sub, Mul, Div, Clip or Relu on float32 of one shape, where every result
+// but the last feeds only the next node (and is no graph output). The
+// other operand of a binary node is a tensor of that shape or a single
+// element. Results the chain does not write are never read; the last one
+// is written once, and may share memory with an operand only element for
+// element (in place), which the planner's reuse can give it.
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "elementwise_common.hpp"
+#include "eulernpu/kit/lowered_graph.hpp"
+
+namespace eulernpu::kit::elementwise {
+
+class Chain {
+ public:
+  // A node as the executor resolved it.
+  struct Node {
+    const LoweredNode* node;
+    std::span<const Buffer> ins, outs;
+  };
+
+  // The chain that starts at nodes[0], if it has two nodes or more.
+  // `consumers`: how many nodes read each tensor; `outputs`: the graph's.
+  static std::optional<Chain> match(std::span<const Node> nodes,
+                                    const std::map<std::string, int>& consumers,
+                                    const std::set<std::string>& outputs) {
+    Chain c;
+    const Buffer* value = nullptr;  // the previous node's result
+    for (const Node& n : nodes) {
+      if (value != nullptr) {
+        // The previous result must feed only this node and be no output.
+        const std::string& prev = c.steps_.back().node->outputs[0];
+        const auto it = consumers.find(prev);
+        if (it == consumers.end() || it->second != 1 || outputs.count(prev) != 0) break;
+      }
+      std::optional<Step> step = c.step_of(n, value);
+      if (!step) break;
+      c.steps_.push_back(*step);
+      value = &n.outs[0];
+      c.out_ = static_cast<float*>(n.outs[0].data);
+      ++c.size_;
+    }
+    // Trim to the longest prefix whose last result may be written over
+    // its operands; a chain of one node is the node's own kernel.
+    while (c.size_ >= 2 && !c.output_safe()) {
+      c.steps_.pop_back();
+      --c.size_;
+      c.out_ = static_cast<float*>(nodes[c.size_ - 1].outs[0].data);
+    }
+    if (c.size_ < 2) return std::nullopt;
+    return c;
+  }
+
+  // How many nodes of the schedule it covers.
+  size_t size() const { return size_; }
+
+  // Runs the chain: its last node's output from its first node's input.
+  void run(int threads) const {
+    // Single-element operands and Clip's bounds, read before any write.
+    std::vector<float> scalar(steps_.size()), lo(steps_.size()), hi(steps_.size());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& s = steps_[i];
+      if (s.kind == Kind::kClip) {
+        const KernelContext ctx{s.node->attributes, s.ins, {}, s.node->opset};
+        const auto bounds = clip_bounds<float>(ctx);
+        lo[i] = bounds.first;
+        hi[i] = bounds.second;
+      } else if (s.operand != nullptr && s.scalar) {
+        scalar[i] = *s.operand;
+      }
+    }
+    const int64_t n = count_;
+    parallel_for(n, n >= (int64_t{1} << 15) ? threads : 1, [&](int64_t begin, int64_t end) {
+      float v[kBlock];
+      for (int64_t b = begin; b < end; b += kBlock) {
+        const int64_t len = std::min<int64_t>(kBlock, end - b);
+        std::memcpy(v, origin_ + b, static_cast<size_t>(len) * sizeof(float));
+        for (size_t i = 0; i < steps_.size(); ++i) {
+          apply(steps_[i], v, len, b, scalar[i], lo[i], hi[i]);
+        }
+        std::memcpy(out_ + b, v, static_cast<size_t>(len) * sizeof(float));
+      }
+    });
+  }
+
+ private:
+  static constexpr int64_t kBlock = 512;
+  enum class Kind { kAdd, kSub, kMul, kDiv, kClip, kRelu };
+
+  struct Step {
+    Kind kind;
+    const LoweredNode* node;
+    std::span<const Buffer> ins;
+    const float* operand = nullptr;  // a binary node's other input
+    bool scalar = false;             // ... a single element
+    bool value_first = true;         // the chain's value is the left operand
+  };
+
+  // `value`: the previous node's result, or null for the chain's first.
+  std::optional<Step> step_of(const Node& n, const Buffer* value) {
+    const LoweredNode& node = *n.node;
+    if (!node.domain.empty() || n.outs.size() != 1 || n.ins.empty()) return std::nullopt;
+    const Buffer& out = n.outs[0];
+    if (out.dtype != ENP_DTYPE_FLOAT32) return std::nullopt;
+    if (value == nullptr) {
+      count_ = out.count();
+      shape_ = out.shape;
+    } else if (out.shape != shape_) {
+      return std::nullopt;
+    }
+    auto full = [&](const Buffer& b) {
+      return b.dtype == ENP_DTYPE_FLOAT32 && b.shape == shape_ && b.data != nullptr;
+    };
+    // Which input carries the chain: the previous node's result, or for
+    // the first node its input 0, or input 1 when input 0 is one element.
+    const Buffer* carried = value;
+    if (carried == nullptr) {
+      carried = n.ins.size() == 2 && !full(n.ins[0]) ? &n.ins[1] : &n.ins[0];
+      origin_ = static_cast<const float*>(carried->data);
+    }
+    auto is_value = [&](const Buffer& b) {
+      return b.data == carried->data && b.shape == carried->shape;
+    };
+    Step s{Kind::kAdd, &node, n.ins};
+    const std::string& op = node.op;
+    if (op == "Relu" || op == "Clip") {
+      if (!is_value(n.ins[0]) || !full(n.ins[0])) return std::nullopt;
+      s.kind = op == "Relu" ? Kind::kRelu : Kind::kClip;
+      for (size_t i = 1; i < n.ins.size(); ++i) {
+        const Buffer& b = n.ins[i];
+        if (b.dtype != ENP_DTYPE_UNDEFINED && (b.dtype != ENP_DTYPE_FLOAT32 || b.count() > 1)) {
+          return std::nullopt;
+        }
+      }
+      return s;
+    }
+    if (op == "Add") {
+      s.kind = Kind::kAdd;
+    } else if (op == "Sub") {
+      s.kind = Kind::kSub;
+    } else if (op == "Mul") {
+      s.kind = Kind::kMul;
+    } else if (op == "Div") {
+      s.kind = Kind::kDiv;
+    } else {
+      return std::nullopt;
+    }
+    if (n.ins.size() != 2) return std::nullopt;
+    // A node that reads the value twice (x * x) is left to its kernel.
+    const bool left = is_value(n.ins[0]);
+    if (left == is_value(n.ins[1])) return std::nullopt;
+    s.value_first = left;
+    const Buffer& v = n.ins[left ? 0 : 1];
+    const Buffer& other = n.ins[left ? 1 : 0];
+    if (!full(v) || other.dtype != ENP_DTYPE_FLOAT32) return std::nullopt;
+    if (full(other)) {
+      s.scalar = false;
+    } else if (other.count() == 1 && other.shape.size() <= shape_.size()) {
+      s.scalar = true;
+    } else {
+      return std::nullopt;
+    }
+    s.operand = static_cast<const float*>(other.data);
+    return s;
+  }
+
+  // The last result may be written over an operand only where both are
+  // the same elements; single elements are read before any write.
+  bool output_safe() const {
+    const auto* o = reinterpret_cast<const char*>(out_);
+    const int64_t bytes = count_ * static_cast<int64_t>(sizeof(float));
+    auto disjoint_or_same = [&](const float* p) {
+      const auto* q = reinterpret_cast<const char*>(p);
+      return p == out_ || q + bytes <= o || o + bytes <= q;
+    };
+    if (!disjoint_or_same(origin_)) return false;
+    for (const Step& s : steps_) {
+      if (s.operand != nullptr && !s.scalar && !disjoint_or_same(s.operand)) return false;
+    }
+    return true;
+  }
+
+  static void apply(const Step& s, float* v, int64_t len, int64_t at, float scalar, float lo,
+                    float hi) {
+    switch (s.kind) {
+      case Kind::kRelu:
+        for (int64_t j = 0; j < len; ++j) v[j] = is_nan(v[j]) || v[j] > 0 ? v[j] : 0.0f;
+        return;
+      case Kind::kClip:
+        for (int64_t j = 0; j < len; ++j) v[j] = MinOp{}(MaxOp{}(v[j], lo), hi);
+        return;
+      case Kind::kAdd:
+        return binary(s, v, len, at, scalar, AddOp{});
+      case Kind::kSub:
+        return binary(s, v, len, at, scalar, SubOp{});
+      case Kind::kMul:
+        return binary(s, v, len, at, scalar, MulOp{});
+      case Kind::kDiv:
+        return binary(s, v, len, at, scalar, DivOp{});
+    }
+  }
+
+  template <typename Op>
+  static void binary(const Step& s, float* v, int64_t len, int64_t at, float scalar, Op op) {
+    if (s.scalar) {
+      if (s.value_first) {
+        for (int64_t j = 0; j < len; ++j) v[j] = op(v[j], scalar);
+      } else {
+        for (int64_t j = 0; j < len; ++j) v[j] = op(scalar, v[j]);
+      }
+      return;
+    }
+    const float* w = s.operand + at;
+    if (s.value_first) {
+      for (int64_t j = 0; j < len; ++j) v[j] = op(v[j], w[j]);
+    } else {
+      for (int64_t j = 0; j < len; ++j) v[j] = op(w[j], v[j]);
+    }
+  }
+
+  std::vector<Step> steps_;
+  std::vector<int64_t> shape_;
+  int64_t count_ = 0;
+  size_t size_ = 0;
+  const float* origin_ = nullptr;
+  float* out_ = nullptr;
+};
+
+}  // namespace eulernpu::kit::elementwise

@@ -1,0 +1,191 @@
+// Elementwise chains (sdk/kit/src/elementwise_chain.hpp): which nodes fuse,
+// and that a fused chain gives the bytes the nodes' own kernels give, with
+// the awkward values (NaN, infinities, -0) and the planner's in-place reuse.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "eulernpu/kit/execute.hpp"
+
+namespace eulernpu::kit {
+namespace {
+
+constexpr int64_t kCount = 3 * 40 * 41;  // not a multiple of the block
+const std::vector<int64_t> kShape{1, 3, 40, 41};
+
+// A lowered graph built by hand: float32 tensors, each intermediate or
+// output at the arena offset the test gives (so tests can make two share
+// memory), weights passed separately.
+struct Graph {
+  LoweredArtifact lowered;
+  std::map<std::string, std::vector<float>> weights;
+  std::vector<std::vector<int64_t>> dims;  // keeps the weights' shapes alive
+
+  Graph() { lowered.graph.name = "chain"; }
+
+  void tensor(const std::string& name, std::vector<int64_t> shape, const std::string& kind,
+              int64_t offset = -1) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    lowered.graph.tensors[name] = TensorDecl{ENP_DTYPE_FLOAT32, shape, n * 4, kind};
+    if (offset >= 0) {
+      lowered.plan.buffers.push_back({name, offset, n * 4});
+      lowered.plan.arena_bytes = std::max(lowered.plan.arena_bytes, offset + n * 4);
+    }
+  }
+  void scalar(const std::string& name, float v) {
+    tensor(name, {}, "weight");
+    weights[name] = {v};
+  }
+  void node(const std::string& op, std::vector<std::string> ins, const std::string& out,
+            nlohmann::json attrs = nlohmann::json::object(), int64_t opset = 13) {
+    lowered.plan.schedule.push_back(lowered.graph.nodes.size());
+    lowered.graph.nodes.push_back({out + "_node", op, "", opset, std::move(ins), {out}, attrs});
+  }
+
+  std::vector<enp_tensor_t> weight_views() {
+    std::vector<enp_tensor_t> v;
+    dims.clear();
+    dims.reserve(weights.size());
+    for (auto& [name, data] : weights) {
+      dims.push_back(lowered.graph.tensors.at(name).shape);
+      v.push_back({name.c_str(), ENP_DTYPE_FLOAT32, static_cast<uint32_t>(dims.back().size()),
+                   dims.back().data(), data.data(), data.size() * 4});
+    }
+    return v;
+  }
+
+  // Runs the graph on x, fused (no hook) or node by node (a hook that
+  // declines every node); returns the output bytes and the chained count.
+  std::pair<std::vector<uint8_t>, size_t> run(const std::vector<float>& x, bool fused) {
+    auto w = weight_views();
+    PreparedGraph prepared(lowered, w, 2);
+    const enp_tensor_t in{"x", ENP_DTYPE_FLOAT32, 4, kShape.data(), x.data(), x.size() * 4};
+    std::vector<uint8_t> bytes;
+    auto keep = [&](const std::string&, const Buffer& b) {
+      const auto* p = static_cast<const uint8_t*>(b.data);
+      bytes.assign(p, p + b.count() * 4);
+    };
+    const NodeRunner decline = [](const LoweredNode&, const KernelContext&) { return false; };
+    prepared.run({&in, 1}, keep, fused ? NodeRunner{} : decline);
+    return {bytes, prepared.chained_nodes()};
+  }
+};
+
+std::vector<float> awkward_input() {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  std::vector<float> x(kCount);
+  for (float& v : x) v = dist(rng);
+  x[0] = std::numeric_limits<float>::quiet_NaN();
+  x[1] = std::numeric_limits<float>::infinity();
+  x[2] = -std::numeric_limits<float>::infinity();
+  x[3] = -0.0f;
+  x[4] = -3.0f;
+  x[5] = 3.0f;
+  return x;
+}
+
+// The hard-swish chain exporters write: x * (clip(x + 3, 0, 6) / 6).
+Graph hard_swish(int64_t y_offset) {
+  Graph g;
+  const int64_t bytes = kCount * 4;
+  g.tensor("x", kShape, "input", 0);
+  g.tensor("t1", kShape, "intermediate", bytes);
+  g.tensor("t2", kShape, "intermediate", 2 * bytes);
+  g.tensor("t3", kShape, "intermediate", bytes);
+  g.tensor("y", kShape, "output", y_offset);
+  g.scalar("three", 3.0f);
+  g.scalar("zero", 0.0f);
+  g.scalar("six", 6.0f);
+  g.node("Add", {"x", "three"}, "t1");
+  g.node("Clip", {"t1", "zero", "six"}, "t2");
+  g.node("Div", {"t2", "six"}, "t3");
+  g.node("Mul", {"x", "t3"}, "y");
+  g.lowered.graph.inputs = {"x"};
+  g.lowered.graph.outputs = {"y"};
+  return g;
+}
+
+TEST(ElementwiseChainTest, HardSwishFusesAndKeepsTheBytes) {
+  Graph g = hard_swish(3 * kCount * 4);
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  const auto [plain, none] = g.run(x, false);
+  EXPECT_EQ(chained, 4u);
+  EXPECT_EQ(fused, plain);
+  // And it is hard-swish: 3 * (clip(3 + 3, 0, 6) / 6) = 3.
+  float y5;
+  std::memcpy(&y5, fused.data() + 5 * 4, 4);
+  EXPECT_EQ(y5, 3.0f);
+}
+
+TEST(ElementwiseChainTest, WritesInPlaceOverItsInput) {
+  // The planner may give y the memory of x, which the chain reads last.
+  Graph g = hard_swish(0);
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  EXPECT_EQ(chained, 4u);
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
+TEST(ElementwiseChainTest, StopsWhereOutputsWouldOverlapTheirOperands) {
+  // y one element past x: writing y would clobber x before the chain
+  // reads it, so the Mul is left to its kernel (the first three still fuse).
+  // The planner never does this; the kernel then runs on one thread (fewer
+  // than 2^15 elements), so its own result is still deterministic.
+  Graph g = hard_swish(4);
+  const auto x = awkward_input();
+  EXPECT_EQ(g.run(x, true).second, 3u);
+  EXPECT_EQ(g.run(x, true).first, g.run(x, false).first);
+}
+
+TEST(ElementwiseChainTest, ScalarsOnTheLeftAndOldClip) {
+  Graph g;
+  const int64_t bytes = kCount * 4;
+  g.tensor("x", kShape, "input", 0);
+  g.tensor("a", kShape, "intermediate", bytes);
+  g.tensor("b", kShape, "intermediate", 2 * bytes);
+  g.tensor("c", kShape, "intermediate", bytes);
+  g.tensor("y", kShape, "output", 2 * bytes);
+  g.scalar("one", 1.0f);
+  g.scalar("half", 0.5f);
+  g.node("Sub", {"one", "x"}, "a");                               // 1 - x
+  g.node("Div", {"half", "a"}, "b");                              // 0.5 / (1 - x)
+  g.node("Clip", {"b"}, "c", {{"min", -1.5}, {"max", 2.25}}, 6);  // opset 6 attributes
+  g.node("Relu", {"c"}, "y");
+  g.lowered.graph.inputs = {"x"};
+  g.lowered.graph.outputs = {"y"};
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  EXPECT_EQ(chained, 4u);
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
+TEST(ElementwiseChainTest, AResultReadTwiceEndsTheChain) {
+  Graph g;
+  const int64_t bytes = kCount * 4;
+  g.tensor("x", kShape, "input", 0);
+  g.tensor("a", kShape, "intermediate", bytes);
+  g.tensor("b", kShape, "intermediate", 2 * bytes);
+  g.tensor("y", kShape, "output", 3 * bytes);
+  g.scalar("two", 2.0f);
+  g.node("Mul", {"x", "two"}, "a");
+  g.node("Relu", {"a"}, "b");
+  g.node("Add", {"b", "a"}, "y");  // a is read again, so the Mul ends where it is
+  g.lowered.graph.inputs = {"x"};
+  g.lowered.graph.outputs = {"y"};
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  EXPECT_EQ(chained, 2u);  // Relu and Add
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
+}  // namespace
+}  // namespace eulernpu::kit
