@@ -6,12 +6,14 @@
 // 2-D convs get leading unit dims, so one im2col/col2im serves every rank.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 
@@ -211,43 +213,114 @@ void fill_bias(float* y, const float* bias, int64_t channels, int64_t plane) {
   }
 }
 
-// row[o] += w * src[o * stride + off] for o in [lo, hi). Strides 1 and 2
-// (nearly every depthwise conv) get compile-time strides, which the
-// compiler vectorizes.
+// One tap of a depthwise output row: its weight and where it reads, as
+// src[o * stride + off] for output column o.
+struct Tap {
+  const float* src;
+  float w;
+  int64_t off;
+};
+
+// 16 floats: one AVX-512 register, two AVX2 ones, four SSE or NEON ones;
+// each clone of depthwise_row lowers it to what its target has.
+using Lanes = float __attribute__((vector_size(64)));
+constexpr int64_t kLanes = 16;
+
+// The 16 output columns at o of one depthwise row, every tap valid there:
+// the bias, then each tap's product added in order, as the scalar loop
+// does for each element (the build keeps a multiply and an add two
+// roundings). Stride 2 takes the even lanes of two loads, the second
+// starting one float early so that it ends on the last element used.
 template <int64_t kStride>
-void accumulate_fixed(float* row, const float* src, int64_t off, float w, int64_t lo, int64_t hi) {
-  for (int64_t o = lo; o < hi; ++o) row[o] += w * src[o * kStride + off];
+[[gnu::always_inline]] inline void depthwise_lanes(float* row, const Tap* taps, size_t n,
+                                                   float bias, int64_t o) {
+  static_assert(kStride == 1 || kStride == 2);
+  Lanes acc = bias - Lanes{};
+  for (size_t t = 0; t < n; ++t) {
+    const float* p = taps[t].src + kStride * o + taps[t].off;
+    Lanes x;
+    if constexpr (kStride == 1) {
+      std::memcpy(&x, p, sizeof x);
+    } else {
+      Lanes a, b;
+      std::memcpy(&a, p, sizeof a);
+      std::memcpy(&b, p + kLanes - 1, sizeof b);
+      x = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    }
+    acc += taps[t].w * x;
+  }
+  std::memcpy(row + o, &acc, sizeof acc);
 }
 
-void accumulate_row(float* row, const float* src, int64_t off, float w, int64_t stride, int64_t lo,
-                    int64_t hi) {
-  if (stride == 1) return accumulate_fixed<1>(row, src, off, w, lo, hi);
-  if (stride == 2) return accumulate_fixed<2>(row, src, off, w, lo, hi);
-  for (int64_t o = lo; o < hi; ++o) row[o] += w * src[o * stride + off];
+// Output columns [lo, hi) of one depthwise row, every tap valid there and
+// hi - lo >= kLanes: whole vectors, the last one overlapping its
+// predecessor where the width is not a multiple (it writes the same values
+// again). The sums stay in registers across the taps.
+EULERNPU_SIMD_CLONES
+void depthwise_row(float* row, const Tap* taps, size_t n, int64_t stride, float bias, int64_t lo,
+                   int64_t hi) {
+  for (int64_t o = lo;; o += kLanes) {
+    o = std::min(o, hi - kLanes);
+    if (stride == 1) {
+      depthwise_lanes<1>(row, taps, n, bias, o);
+    } else {
+      depthwise_lanes<2>(row, taps, n, bias, o);
+    }
+    if (o + kLanes >= hi) break;
+  }
 }
 
-// One output plane of a depthwise conv, accumulated row by row so the row
-// stays in cache; every element sums its taps in (kd, kh, kw) order.
-void depthwise_plane(const float* plane, const float* wk, const Geometry& g, float* out) {
+// Output columns [lo, hi) one at a time: the bias, then the valid taps in
+// order. For the edges, where some taps fall in the padding, and for rows
+// too narrow for a vector; the sum stays in a register (elements' chains
+// of adds overlap one another).
+void depthwise_scalar(float* row, const Tap* taps, size_t n, int64_t stride, int64_t in_w,
+                      float bias, int64_t lo, int64_t hi) {
+  for (int64_t o = lo; o < hi; ++o) {
+    float acc = bias;
+    for (size_t t = 0; t < n; ++t) {
+      const int64_t col = o * stride + taps[t].off;
+      if (col >= 0 && col < in_w) acc += taps[t].w * taps[t].src[col];
+    }
+    row[o] = acc;
+  }
+}
+
+// One output plane of a depthwise conv, row by row; every element sums its
+// taps in (kd, kh, kw) order after the bias.
+void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
+                     float* out) {
   const int64_t k0 = g.kernel[0], k1 = g.kernel[1], k2 = g.kernel[2];
+  // The columns where every kw tap reads inside the row.
+  int64_t lo = 0, hi = g.out[2];
+  for (int64_t kw = 0; kw < k2; ++kw) {
+    const auto [a, b] = valid_range(kw * g.dilation[2] - g.pad[2], g.stride[2], g.in[2], g.out[2]);
+    lo = std::max(lo, a);
+    hi = std::min(hi, b);
+  }
+  const bool vectors = hi - lo >= kLanes && (g.stride[2] == 1 || g.stride[2] == 2);
+  if (!vectors) lo = hi = 0;
+  std::vector<Tap> taps;
+  taps.reserve(static_cast<size_t>(g.kernel_size()));
   for (int64_t od = 0; od < g.out[0]; ++od) {
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       float* row = out + (od * g.out[1] + oh) * g.out[2];
+      taps.clear();
       for (int64_t kd = 0; kd < k0; ++kd) {
         const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
         if (id < 0 || id >= g.in[0]) continue;
         for (int64_t kh = 0; kh < k1; ++kh) {
           const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
           if (ih < 0 || ih >= g.in[1]) continue;
+          const float* src = plane + (id * g.in[1] + ih) * g.in[2];
           for (int64_t kw = 0; kw < k2; ++kw) {
-            const float wv = wk[(kd * k1 + kh) * k2 + kw];
-            const int64_t off_w = kw * g.dilation[2] - g.pad[2];
-            const auto [lo, hi] = valid_range(off_w, g.stride[2], g.in[2], g.out[2]);
-            const float* src = plane + (id * g.in[1] + ih) * g.in[2];
-            accumulate_row(row, src, off_w, wv, g.stride[2], lo, hi);
+            taps.push_back({src, wk[(kd * k1 + kh) * k2 + kw], kw * g.dilation[2] - g.pad[2]});
           }
         }
       }
+      depthwise_scalar(row, taps.data(), taps.size(), g.stride[2], g.in[2], bias, 0, lo);
+      if (vectors) depthwise_row(row, taps.data(), taps.size(), g.stride[2], bias, lo, hi);
+      depthwise_scalar(row, taps.data(), taps.size(), g.stride[2], g.in[2], bias, hi, g.out[2]);
     }
   }
 }
@@ -264,10 +337,8 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   parallel_for(g.batch * g.out_channels, ctx.threads, [&](int64_t begin, int64_t end) {
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
-      float* out = y + nm * out_size;
-      std::fill(out, out + out_size, bias ? bias[m] : 0.0f);
       const float* plane = x + (n * g.in_channels + m / m_per_group) * in_size;
-      depthwise_plane(plane, w + m * ksize, g, out);
+      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, y + nm * out_size);
     }
   });
 }
