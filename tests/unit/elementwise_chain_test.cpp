@@ -26,6 +26,7 @@ struct Graph {
   LoweredArtifact lowered;
   std::map<std::string, std::vector<float>> weights;
   std::vector<std::vector<int64_t>> dims;  // keeps the weights' shapes alive
+  size_t fused_into_convs = 0;             // of the last fused run
 
   Graph() { lowered.graph.name = "chain"; }
 
@@ -34,6 +35,7 @@ struct Graph {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     lowered.graph.tensors[name] = TensorDecl{ENP_DTYPE_FLOAT32, shape, n * 4, kind};
+    if (kind == "weight") return;
     if (offset >= 0) {
       lowered.plan.buffers.push_back({name, offset, n * 4});
       lowered.plan.arena_bytes = std::max(lowered.plan.arena_bytes, offset + n * 4);
@@ -74,6 +76,7 @@ struct Graph {
     };
     const NodeRunner decline = [](const LoweredNode&, const KernelContext&) { return false; };
     prepared.run({&in, 1}, keep, fused ? NodeRunner{} : decline);
+    if (fused) fused_into_convs = prepared.fused_into_convs();
     return {bytes, prepared.chained_nodes()};
   }
 };
@@ -184,6 +187,49 @@ TEST(ElementwiseChainTest, AResultReadTwiceEndsTheChain) {
   const auto x = awkward_input();
   const auto [fused, chained] = g.run(x, true);
   EXPECT_EQ(chained, 2u);  // Relu and Add
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
+// x -> Conv 3x3 (3 -> 3 channels, same size) -> Relu -> Add x -> y, with y
+// at `y_offset`; the Conv's output at t, the Relu's at r.
+Graph conv_relu_add(int64_t y_offset) {
+  Graph g;
+  const int64_t bytes = kCount * 4;
+  g.tensor("x", kShape, "input", 0);
+  g.tensor("t", kShape, "intermediate", bytes);
+  g.tensor("r", kShape, "intermediate", 2 * bytes);
+  g.tensor("y", kShape, "output", y_offset);
+  g.tensor("w", {3, 3, 3, 3}, "weight");
+  g.tensor("b", {3}, "weight");
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  g.weights["w"] = std::vector<float>(81);
+  for (float& v : g.weights["w"]) v = dist(rng);
+  g.weights["b"] = {0.5f, -0.25f, 0.0f};
+  g.node("Conv", {"x", "w", "b"}, "t", {{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}});
+  g.node("Relu", {"t"}, "r");
+  g.node("Add", {"r", "x"}, "y");
+  g.lowered.graph.inputs = {"x"};
+  g.lowered.graph.outputs = {"y"};
+  return g;
+}
+
+TEST(ElementwiseChainTest, AConvRunsTheChainAfterItAsItsEpilogue) {
+  Graph g = conv_relu_add(3 * kCount * 4);
+  const auto x = awkward_input();
+  const auto fused = g.run(x, true).first;
+  EXPECT_EQ(g.fused_into_convs, 2u);
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
+TEST(ElementwiseChainTest, NoEpilogueWritesOverTheConvsInput) {
+  // y over x: the Conv still reads x after its first blocks are done, so
+  // the Relu and Add run after it, as a chain of their own.
+  Graph g = conv_relu_add(0);
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  EXPECT_EQ(g.fused_into_convs, 0u);
+  EXPECT_EQ(chained, 2u);
   EXPECT_EQ(fused, g.run(x, false).first);
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -45,6 +46,64 @@ std::array<std::vector<AxisTaps>, 3> window_taps(const PoolParams& sh) {
   }
   return taps;
 }
+
+// MaxPool's rows without argmax: the columns [lo, hi) of an output row
+// where every tap along W lies in the row, a vector of outputs at a time.
+// Each lane folds its taps in the generic loop's order (the first tap, then
+// a tap replaces the running maximum only when greater), so NaN and ties
+// resolve the same way.
+// 64 bytes of T (GCC takes vector_size only on a concrete type).
+template <typename T>
+struct Vector64;
+template <>
+struct Vector64<float> {
+  using type = float __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<double> {
+  using type = double __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<int8_t> {
+  using type = int8_t __attribute__((vector_size(64)));
+};
+template <>
+struct Vector64<uint8_t> {
+  using type = uint8_t __attribute__((vector_size(64)));
+};
+
+template <typename T>
+struct MaxRows {
+  static constexpr int64_t kLanes = 64 / sizeof(T);
+  using Lanes = typename Vector64<T>::type;
+
+  // Taps as row starts (the first valid tap first) and W offsets.
+  static void row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo, int64_t hi,
+                  T* out) {
+    const int64_t stride = sh.stride[2];
+    // hi - lo >= kLanes; the last vector overlaps its predecessor.
+    for (int64_t o = lo;; o += kLanes) {
+      o = std::min(o, hi - kLanes);
+      Lanes acc{};
+      bool first = true;
+      for (const T* r : rows) {
+        for (int64_t k = 0; k < sh.kernel[2]; ++k) {
+          const T* src = r + o * stride - sh.pad_begin[2] + k * sh.dilation[2];
+          Lanes x;
+          if (stride == 1) {
+            std::memcpy(&x, src, sizeof x);
+          } else {
+            for (int64_t j = 0; j < kLanes; ++j) x[j] = src[j * stride];
+          }
+          acc = first ? x : (x > acc ? x : acc);
+          first = false;
+        }
+      }
+      std::memcpy(out + o, &acc, sizeof acc);
+      if (o + kLanes >= hi) break;
+    }
+  }
+};
 
 }  // namespace
 
@@ -89,13 +148,45 @@ void max_pool(const PoolParams& sh, const T* x, T* y, int64_t* argmax, const Tas
   const int64_t in_size = sh.in[0] * sh.in[1] * sh.in[2];
   const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
   const int64_t window = sh.kernel[0] * sh.kernel[1] * sh.kernel[2];
+  // Without argmax, the output columns whose W taps all lie in the row
+  // (one run of them) go a vector at a time.
+  int64_t lo = 0, hi = 0;
+  if (!argmax && sh.kernel[2] > 0) {
+    const auto& t2 = taps[2];
+    while (lo < sh.out[2] && (t2[static_cast<size_t>(lo)].first != 0 ||
+                              t2[static_cast<size_t>(lo)].end != sh.kernel[2])) {
+      ++lo;
+    }
+    hi = lo;
+    while (hi < sh.out[2] && t2[static_cast<size_t>(hi)].first == 0 &&
+           t2[static_cast<size_t>(hi)].end == sh.kernel[2]) {
+      ++hi;
+    }
+    if (hi - lo < MaxRows<T>::kLanes) lo = hi = 0;
+  }
   for_each_task(r, sh.planes, threads_for(r, sh.planes * out_size * window), [&](int64_t p) {
     const T* plane = x + p * in_size;
+    std::vector<const T*> rows;
     for (int64_t o0 = 0; o0 < sh.out[0]; ++o0) {
       const AxisTaps& t0 = taps[0][static_cast<size_t>(o0)];
       for (int64_t o1 = 0; o1 < sh.out[1]; ++o1) {
         const AxisTaps& t1 = taps[1][static_cast<size_t>(o1)];
+        if (hi > lo) {
+          rows.clear();
+          for (int64_t k0 = t0.first; k0 < t0.end; ++k0) {
+            const int64_t i0 = o0 * sh.stride[0] - sh.pad_begin[0] + k0 * sh.dilation[0];
+            for (int64_t k1 = t1.first; k1 < t1.end; ++k1) {
+              const int64_t i1 = o1 * sh.stride[1] - sh.pad_begin[1] + k1 * sh.dilation[1];
+              rows.push_back(plane + (i0 * sh.in[1] + i1) * sh.in[2]);
+            }
+          }
+          if (!rows.empty()) {
+            MaxRows<T>::row(rows, sh, lo, hi, y + p * out_size + (o0 * sh.out[1] + o1) * sh.out[2]);
+          }
+        }
         for (int64_t o2 = 0; o2 < sh.out[2]; ++o2) {
+          if (o2 == lo && hi > lo && !rows.empty()) o2 = hi;
+          if (o2 >= sh.out[2]) break;
           const AxisTaps& t2 = taps[2][static_cast<size_t>(o2)];
           // The first maximum wins (a NaN first tap included, as ONNX
           // Runtime's comparison does).

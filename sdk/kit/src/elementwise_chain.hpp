@@ -21,6 +21,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "elementwise_common.hpp"
@@ -38,13 +39,23 @@ class Chain {
 
   // The chain that starts at nodes[0], if it has two nodes or more.
   // `consumers`: how many nodes read each tensor; `outputs`: the graph's.
+  // With `origin` (a Conv's float32 output, read by nodes[0] alone), the
+  // chain that continues from it, of one node or more: the Conv's epilogue.
   static std::optional<Chain> match(std::span<const Node> nodes,
                                     const std::map<std::string, int>& consumers,
-                                    const std::set<std::string>& outputs) {
+                                    const std::set<std::string>& outputs,
+                                    const Buffer* origin = nullptr) {
     Chain c;
-    const Buffer* value = nullptr;  // the previous node's result
+    const Buffer* value = origin;  // the previous node's result
+    if (origin != nullptr) {
+      if (origin->dtype != ENP_DTYPE_FLOAT32 || origin->data == nullptr) return std::nullopt;
+      c.count_ = origin->count();
+      c.shape_ = origin->shape;
+      c.origin_ = static_cast<const float*>(origin->data);
+    }
+    const size_t least = origin != nullptr ? 1 : 2;
     for (const Node& n : nodes) {
-      if (value != nullptr) {
+      if (value != nullptr && value != origin) {
         // The previous result must feed only this node and be no output.
         const std::string& prev = c.steps_.back().node->outputs[0];
         const auto it = consumers.find(prev);
@@ -59,45 +70,82 @@ class Chain {
     }
     // Trim to the longest prefix whose last result may be written over
     // its operands; a chain of one node is the node's own kernel.
-    while (c.size_ >= 2 && !c.output_safe()) {
+    while (c.size_ >= least && !c.output_safe()) {
       c.steps_.pop_back();
       --c.size_;
-      c.out_ = static_cast<float*>(nodes[c.size_ - 1].outs[0].data);
+      c.out_ = c.size_ > 0 ? static_cast<float*>(nodes[c.size_ - 1].outs[0].data) : nullptr;
     }
-    if (c.size_ < 2) return std::nullopt;
+    if (c.size_ < least) return std::nullopt;
     return c;
+  }
+
+  // Whether the output lies clear of float32 `b` (a fused Conv's input,
+  // which the Conv still reads after the epilogue has written some ranges).
+  bool output_clear_of(const Buffer& b) const {
+    if (b.data == nullptr) return true;
+    if (b.dtype != ENP_DTYPE_FLOAT32) return false;
+    const auto* o = reinterpret_cast<const char*>(out_);
+    const auto* q = static_cast<const char*>(b.data);
+    const int64_t mine = count_ * static_cast<int64_t>(sizeof(float));
+    const int64_t theirs = b.count() * static_cast<int64_t>(sizeof(float));
+    return q + theirs <= o || o + mine <= q;
+  }
+
+  // The ops a chain takes (ONNX's domain), whatever their operands.
+  static bool takes(std::string_view op) {
+    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Clip" || op == "Relu";
   }
 
   // How many nodes of the schedule it covers.
   size_t size() const { return size_; }
 
-  // Runs the chain: its last node's output from its first node's input.
-  void run(int threads) const {
-    // Single-element operands and Clip's bounds, read before any write.
-    std::vector<float> scalar(steps_.size()), lo(steps_.size()), hi(steps_.size());
+  // Single-element operands and Clip's bounds, read once per run before
+  // any write (the planner may place the output over them).
+  struct Operands {
+    std::vector<float> scalar, lo, hi;
+  };
+  Operands operands() const {
+    Operands o{std::vector<float>(steps_.size()), std::vector<float>(steps_.size()),
+               std::vector<float>(steps_.size())};
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& s = steps_[i];
       if (s.kind == Kind::kClip) {
         const KernelContext ctx{s.node->attributes, s.ins, {}, s.node->opset};
         const auto bounds = clip_bounds<float>(ctx);
-        lo[i] = bounds.first;
-        hi[i] = bounds.second;
+        o.lo[i] = bounds.first;
+        o.hi[i] = bounds.second;
       } else if (s.operand != nullptr && s.scalar) {
-        scalar[i] = *s.operand;
+        o.scalar[i] = *s.operand;
       }
     }
-    const int64_t n = count_;
-    parallel_for(n, n >= (int64_t{1} << 15) ? threads : 1, [&](int64_t begin, int64_t end) {
-      float v[kBlock];
-      for (int64_t b = begin; b < end; b += kBlock) {
-        const int64_t len = std::min<int64_t>(kBlock, end - b);
-        std::memcpy(v, origin_ + b, static_cast<size_t>(len) * sizeof(float));
-        for (size_t i = 0; i < steps_.size(); ++i) {
-          apply(steps_[i], v, len, b, scalar[i], lo[i], hi[i]);
-        }
-        std::memcpy(out_ + b, v, static_cast<size_t>(len) * sizeof(float));
+    return o;
+  }
+
+  // Elements [at, at + len) of the last node's output from the first
+  // node's input. Thread-safe for disjoint ranges.
+  void run_range(const Operands& ops, int64_t at, int64_t len) const {
+    // Each block goes through every step in L1: in the output itself, or
+    // where the output is an operand, in a local block copied out last.
+    float local[kBlock];
+    const bool in_output = !output_is_operand();
+    for (int64_t b = at, end = at + len; b < end; b += kBlock) {
+      const int64_t n = std::min<int64_t>(kBlock, end - b);
+      float* v = in_output ? out_ + b : local;
+      const float* in = origin_ + b;
+      for (size_t i = 0; i < steps_.size(); ++i) {
+        apply(steps_[i], in, v, n, b, ops.scalar[i], ops.lo[i], ops.hi[i]);
+        in = v;
       }
-    });
+      if (!in_output) std::memcpy(out_ + b, v, static_cast<size_t>(n) * sizeof(float));
+    }
+  }
+
+  // Runs the chain: its last node's output from its first node's input.
+  void run(int threads) const {
+    const Operands ops = operands();
+    const int64_t n = count_;
+    parallel_for(n, n >= (int64_t{1} << 15) ? threads : 1,
+                 [&](int64_t begin, int64_t end) { run_range(ops, begin, end - begin); });
   }
 
  private:
@@ -116,7 +164,9 @@ class Chain {
   // `value`: the previous node's result, or null for the chain's first.
   std::optional<Step> step_of(const Node& n, const Buffer* value) {
     const LoweredNode& node = *n.node;
-    if (!node.domain.empty() || n.outs.size() != 1 || n.ins.empty()) return std::nullopt;
+    if (!node.domain.empty() || !takes(node.op) || n.outs.size() != 1 || n.ins.empty()) {
+      return std::nullopt;
+    }
     const Buffer& out = n.outs[0];
     if (out.dtype != ENP_DTYPE_FLOAT32) return std::nullopt;
     if (value == nullptr) {
@@ -197,42 +247,53 @@ class Chain {
     return true;
   }
 
-  static void apply(const Step& s, float* v, int64_t len, int64_t at, float scalar, float lo,
-                    float hi) {
+  // v[j] = the step's op on in[j] (in may be v).
+  static void apply(const Step& s, const float* in, float* v, int64_t len, int64_t at, float scalar,
+                    float lo, float hi) {
     switch (s.kind) {
       case Kind::kRelu:
-        for (int64_t j = 0; j < len; ++j) v[j] = is_nan(v[j]) || v[j] > 0 ? v[j] : 0.0f;
+        for (int64_t j = 0; j < len; ++j) v[j] = is_nan(in[j]) || in[j] > 0 ? in[j] : 0.0f;
         return;
       case Kind::kClip:
-        for (int64_t j = 0; j < len; ++j) v[j] = MinOp{}(MaxOp{}(v[j], lo), hi);
+        for (int64_t j = 0; j < len; ++j) v[j] = MinOp{}(MaxOp{}(in[j], lo), hi);
         return;
       case Kind::kAdd:
-        return binary(s, v, len, at, scalar, AddOp{});
+        return binary(s, in, v, len, at, scalar, AddOp{});
       case Kind::kSub:
-        return binary(s, v, len, at, scalar, SubOp{});
+        return binary(s, in, v, len, at, scalar, SubOp{});
       case Kind::kMul:
-        return binary(s, v, len, at, scalar, MulOp{});
+        return binary(s, in, v, len, at, scalar, MulOp{});
       case Kind::kDiv:
-        return binary(s, v, len, at, scalar, DivOp{});
+        return binary(s, in, v, len, at, scalar, DivOp{});
     }
   }
 
   template <typename Op>
-  static void binary(const Step& s, float* v, int64_t len, int64_t at, float scalar, Op op) {
+  static void binary(const Step& s, const float* in, float* v, int64_t len, int64_t at,
+                     float scalar, Op op) {
     if (s.scalar) {
       if (s.value_first) {
-        for (int64_t j = 0; j < len; ++j) v[j] = op(v[j], scalar);
+        for (int64_t j = 0; j < len; ++j) v[j] = op(in[j], scalar);
       } else {
-        for (int64_t j = 0; j < len; ++j) v[j] = op(scalar, v[j]);
+        for (int64_t j = 0; j < len; ++j) v[j] = op(scalar, in[j]);
       }
       return;
     }
     const float* w = s.operand + at;
     if (s.value_first) {
-      for (int64_t j = 0; j < len; ++j) v[j] = op(v[j], w[j]);
+      for (int64_t j = 0; j < len; ++j) v[j] = op(in[j], w[j]);
     } else {
-      for (int64_t j = 0; j < len; ++j) v[j] = op(w[j], v[j]);
+      for (int64_t j = 0; j < len; ++j) v[j] = op(w[j], in[j]);
     }
+  }
+
+  // Whether the output is also a tensor operand of a step, which a block
+  // must then not overwrite before the step has read it.
+  bool output_is_operand() const {
+    for (const Step& s : steps_) {
+      if (s.operand == out_ && !s.scalar) return true;
+    }
+    return false;
   }
 
   std::vector<Step> steps_;

@@ -43,11 +43,41 @@ struct PreparedGraph::State {
   // chains[i]: the elementwise chain that starts at steps[i], if any; it
   // replaces its nodes' kernels unless a backend's hook may take them.
   std::vector<std::optional<elementwise::Chain>> chains;
+  // epilogues[i]: the chain fused into the float32 Conv at steps[i], which
+  // applies it to each range of its output while the range is in cache.
+  std::vector<std::optional<elementwise::Chain>> epilogues;
 };
+
+namespace {
+
+// The chain that can run as the epilogue of the float32 Conv nodes[i]: it
+// starts at the next node, which alone reads the Conv's output, and writes
+// nothing the Conv still reads.
+std::optional<elementwise::Chain> conv_epilogue(std::span<const elementwise::Chain::Node> nodes,
+                                                size_t i,
+                                                const std::map<std::string, int>& consumers,
+                                                const std::set<std::string>& outputs) {
+  const elementwise::Chain::Node& conv = nodes[i];
+  if (conv.node->op != "Conv" || !conv.node->domain.empty() || conv.outs.size() != 1 ||
+      conv.ins.empty() || conv.ins[0].dtype != ENP_DTYPE_FLOAT32 || i + 1 >= nodes.size()) {
+    return std::nullopt;
+  }
+  const std::string& out = conv.node->outputs[0];
+  const auto it = consumers.find(out);
+  if (it == consumers.end() || it->second != 1 || outputs.count(out) != 0) return std::nullopt;
+  auto chain = elementwise::Chain::match(nodes.subspan(i + 1), consumers, outputs, &conv.outs[0]);
+  if (!chain) return std::nullopt;
+  for (const Buffer& b : conv.ins) {
+    if (!chain->output_clear_of(b)) return std::nullopt;
+  }
+  return chain;
+}
+
+}  // namespace
 
 PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,
                              int threads)
-    : state_(new State{lowered, threads > 0 ? threads : 1, {}, nullptr, 0, {}, {}, {}, {}}) {
+    : state_(new State{lowered, threads > 0 ? threads : 1, {}, nullptr, 0, {}, {}, {}, {}, {}}) {
   State& st = *state_;
   const LoweredGraph& g = lowered.graph;
   const auto& tensors = g.tensors;
@@ -114,7 +144,13 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
   std::vector<elementwise::Chain::Node> nodes;
   for (const State::Step& s : st.steps) nodes.push_back({&g.nodes[s.node], s.ins, s.outs});
   st.chains.resize(st.steps.size());
+  st.epilogues.resize(st.steps.size());
   for (size_t i = 0; i < nodes.size();) {
+    st.epilogues[i] = conv_epilogue(nodes, i, consumers, outputs);
+    if (st.epilogues[i]) {
+      i += 1 + st.epilogues[i]->size();
+      continue;
+    }
     st.chains[i] = elementwise::Chain::match(std::span(nodes).subspan(i), consumers, outputs);
     i += st.chains[i] ? st.chains[i]->size() : 1;
   }
@@ -125,6 +161,12 @@ PreparedGraph::~PreparedGraph() = default;
 size_t PreparedGraph::chained_nodes() const {
   size_t n = 0;
   for (const auto& c : state_->chains) n += c ? c->size() : 0;
+  return n;
+}
+
+size_t PreparedGraph::fused_into_convs() const {
+  size_t n = 0;
+  for (const auto& c : state_->epilogues) n += c ? c->size() : 0;
   return n;
 }
 
@@ -167,7 +209,7 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
     const LoweredNode& n = g.nodes[s.node];
     const auto start =
         node_seconds ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    // A chain's time counts as its first node's.
+    // A chain's time counts as its first node's, an epilogue's as its Conv's.
     if (!runner && st.chains[i]) {
       st.chains[i]->run(st.threads);
       i += st.chains[i]->size();
@@ -176,8 +218,24 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
       ctx.threads = st.threads;
       ctx.lookup = lookup;
       ctx.lookup_state = &st.attribute_tensors;
-      if (!runner || !runner(n, ctx)) s.entry->kernel(ctx);
-      ++i;
+      if (!runner && st.epilogues[i]) {
+        const elementwise::Chain& chain = *st.epilogues[i];
+        const elementwise::Chain::Operands ops = chain.operands();
+        const std::pair<const elementwise::Chain*, const elementwise::Chain::Operands*> state{
+            &chain, &ops};
+        const KernelContext::Epilogue epilogue{[](const void* p, int64_t at, int64_t len) {
+                                                 const auto& [c, o] =
+                                                     *static_cast<decltype(&state)>(p);
+                                                 c->run_range(*o, at, len);
+                                               },
+                                               &state};
+        ctx.epilogue = &epilogue;
+        s.entry->kernel(ctx);
+        i += 1 + chain.size();
+      } else {
+        if (!runner || !runner(n, ctx)) s.entry->kernel(ctx);
+        ++i;
+      }
     }
     if (node_seconds) {
       (*node_seconds)[s.node] +=

@@ -339,6 +339,7 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
       const float* plane = x + (n * g.in_channels + m / m_per_group) * in_size;
       depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, y + nm * out_size);
+      if (ctx.epilogue) ctx.epilogue->fn(ctx.epilogue->state, nm * out_size, out_size);
     }
   });
 }
@@ -405,6 +406,11 @@ void f32_conv(const KernelContext& ctx) {
     }
     sgemm_f32_serial(false, false, blk.rows, blk.cols, kc, 1.0f, w + (gi * mg + blk.row) * kc, kc,
                      cols, ld, bias ? 1.0f : 0.0f, yg + blk.row * out_size + blk.col, out_size);
+    if (ctx.epilogue) {
+      for (int64_t m = blk.row; m < blk.row + blk.rows; ++m) {
+        ctx.epilogue->fn(ctx.epilogue->state, (yg - y) + m * out_size + blk.col, blk.cols);
+      }
+    }
   });
 }
 

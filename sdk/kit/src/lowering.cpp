@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "elementwise_chain.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/op_table.hpp"
@@ -86,6 +87,44 @@ bool has_data_dependent_shape(std::string_view op_type) {
     if (op_type == op) return true;
   }
   return false;
+}
+
+// The executor may run the elementwise nodes after a Conv as its epilogue
+// (execute.cpp), writing their result while the Conv still reads its
+// inputs: those stay live until the last node such a chain could take, so
+// that no result is placed over them. The run: each next node takes the
+// previous result, its only reader, and is one a chain takes.
+void keep_conv_inputs_for_epilogues(const sdk::GraphView& graph,
+                                    std::map<std::string, Lifetime>& live) {
+  std::map<std::string, int> readers;
+  for (size_t s = 0; s < graph.node_count(); ++s) {
+    const sdk::NodeView n = graph.node(s);
+    for (size_t k = 0; k < n.input_count(); ++k) {
+      if (!n.input(k).empty()) ++readers[std::string(n.input(k))];
+    }
+  }
+  for (size_t s = 0; s < graph.node_count(); ++s) {
+    const sdk::NodeView conv = graph.node(s);
+    if (conv.op_type() != "Conv" || !conv.domain().empty()) continue;
+    size_t end = s;
+    while (end + 1 < graph.node_count()) {
+      const sdk::NodeView prev = graph.node(end), next = graph.node(end + 1);
+      const std::string value(prev.output(0));
+      if (!next.domain().empty() || !elementwise::Chain::takes(next.op_type()) ||
+          readers[value] != 1) {
+        break;
+      }
+      bool reads = false;
+      for (size_t k = 0; k < next.input_count(); ++k) reads = reads || next.input(k) == value;
+      if (!reads) break;
+      ++end;
+    }
+    if (end == s) continue;
+    for (size_t k = 0; k < conv.input_count(); ++k) {
+      auto it = live.find(std::string(conv.input(k)));
+      if (it != live.end()) it->second.last = std::max(it->second.last, static_cast<int64_t>(end));
+    }
+  }
 }
 
 }  // namespace
@@ -261,6 +300,7 @@ LoweredFiles build_lowering(const sdk::GraphView& graph, const std::string& weig
       if (it != live.end()) it->second.last = std::max(it->second.last, s);
     }
   }
+  keep_conv_inputs_for_epilogues(graph, live);
   std::vector<Lifetime> buffers;
   for (const std::string& name : order) {
     auto it = live.find(name);

@@ -55,6 +55,9 @@ class PreparedGraph {
   // How many nodes run as parts of elementwise chains (elementwise_chain.hpp)
   // when run() gets no hook.
   size_t chained_nodes() const;
+  // How many elementwise nodes run fused into the Conv before them (its
+  // epilogue, applied to each block of its output) when run() gets no hook.
+  size_t fused_into_convs() const;
 
  private:
   struct State;

@@ -63,6 +63,16 @@ struct KernelContext {
   // The int8 GEMM implementation (same bytes whichever runs); tests and
   // benchmarks set it to compare them.
   Int8GemmIsa int8_gemm_isa = Int8GemmIsa::kAuto;
+  // Set by the executor when the elementwise nodes after this one run
+  // fused into it (a Conv's activation, execute.cpp): the kernel (float32
+  // Conv's, the only one the executor gives one) calls it on every range [at, at + len) of
+  // output 0 once the range holds its final values, from any worker
+  // thread, while the range is still in cache.
+  struct Epilogue {
+    void (*fn)(const void* state, int64_t at, int64_t len);
+    const void* state;
+  };
+  const Epilogue* epilogue = nullptr;
 
   bool has_attr(const char* name) const;
   int64_t attr_int(const char* name, int64_t fallback) const;
