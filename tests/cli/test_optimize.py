@@ -69,7 +69,8 @@ class OptimizeTest(CliTestCase):
         outs = []
         for ir in (plain, opt):
             art, out = ir + ".art", ir + ".npz"
-            self.ok("compile", "--mblt", ir, "--out", art)
+            # compile would rewrite the plain graph too.
+            self.ok("compile", "--mblt", ir, "--out", art, "--no-optimize")
             self.ok("run", "--artifact", art, "--input", inputs, "--out", out)
             with np.load(out) as f:
                 outs.append({k: f[k] for k in f.files})
@@ -208,6 +209,61 @@ class OptimizeTest(CliTestCase):
                   [vi("x", [3, 4])], [vi("y", [3, 6])], [w16])
         self.check_rewrite(m, (3, 4), ["Cast", "Transpose", "MatMul"], ["MatMul"],
                            ["fold-constants 2"])
+
+
+class FloatCompileTest(CliTestCase):
+    """A float32 compile applies the rewrites unless --no-optimize."""
+
+    def conv_bn_relu(self, opset=13):
+        rng = np.random.default_rng(21)
+        w = const("w", rng.normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32))
+        m = model([h.make_node("Conv", ["x", "w"], ["c"], "conv", pads=[1, 1, 1, 1]),
+                   bn("c", "b", "bn"),
+                   h.make_node("Div", ["b", "d"], ["q"], "div"),
+                   h.make_node("Relu", ["q"], ["y"], "relu")],
+                  [vi("x", [1, 3, 6, 6])], [vi("y", [1, 4, 6, 6])],
+                  [w, const("d", np.float32(4.0))] + bn_params(rng, "bn", 4), opset=opset)
+        src = self.path(f"m{opset}.onnx")
+        onnx.save(m, src)
+        return src
+
+    def compile_and_run(self, src, *extra):
+        art = self.path("a%d.art" % len(os.listdir(self.tmp)))
+        r = self.ok("compile", "--model", src, "--out", art, *extra)
+        inputs = self.path("in.npz")
+        np.savez(inputs, x=np.random.default_rng(5).normal(0, 2, (1, 3, 6, 6)).astype(np.float32))
+        out = art + ".npz"
+        self.ok("run", "--artifact", art, "--input", inputs, "--out", out)
+        with np.load(out) as f:
+            return r.stdout, f["y"]
+
+    def test_compile_folds_and_no_optimize_keeps_the_graph(self):
+        src = self.conv_bn_relu()
+        stdout, y = self.compile_and_run(src)
+        self.assertEqual(stdout, "Optimize OK: 2 rewrites (div-to-mul 1, fold-batchnorm 1)\n"
+                                 "Compile  OK: 3 ops lowered · plan written\n")
+        plain_stdout, plain = self.compile_and_run(src, "--no-optimize")
+        self.assertEqual(plain_stdout, "Compile  OK: 4 ops lowered · plan written\n")
+        np.testing.assert_allclose(y, plain, rtol=RTOL, atol=ATOL)
+
+    def test_float_compile_keeps_the_opset(self):
+        # Only the int8 graph needs opset 13; a float compile converts nothing.
+        stdout, _ = self.compile_and_run(self.conv_bn_relu(opset=9))
+        self.assertNotIn("raise-opset", stdout)
+        self.assertIn("fold-batchnorm 1", stdout)
+
+    def test_a_quantized_weight_stays_int8(self):
+        # DequantizeLinear of an int8 initializer, as QDQ exporters write it:
+        # folding it would turn the int8 weight into a float32 one.
+        wq = const("wq", np.arange(-6, 6, dtype=np.int8).reshape(4, 3))
+        m = model([h.make_node("DequantizeLinear", ["wq", "s"], ["w"], "dq"),
+                   h.make_node("MatMul", ["x", "w"], ["y"], "matmul")],
+                  [vi("x", [2, 4])], [vi("y", [2, 3])], [wq, const("s", np.float32(0.5))])
+        src = self.path("qdq.onnx")
+        onnx.save(m, src)
+        art = self.path("qdq.art")
+        r = self.ok("compile", "--model", src, "--out", art)
+        self.assertEqual(r.stdout, "Compile  OK: 2 ops lowered · plan written\n")
 
 
 class QuantizeCase(CliTestCase):

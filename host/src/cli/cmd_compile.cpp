@@ -8,12 +8,33 @@
 #include "formats/ir_file.hpp"
 #include "formats/manifest.hpp"
 #include "ir/finalize.hpp"
+#include "ir/optimize.hpp"
 #include "pipeline/compile_pipeline.hpp"
+#include "plugins/backend_calls.hpp"
 #include "plugins/frontend_calls.hpp"
 
 namespace eulernpu::host {
 
 namespace {
+
+// A float32 compile applies the rewrites quantization starts with too, as
+// ONNX Runtime does when it creates a session: a BatchNormalization after a
+// Conv, a Div by a constant or a hard-swish spelled in four ops each cost a
+// pass over the activations. Not raise-opset: only the int8 graph needs
+// opset 13, and a model the converter cannot convert still compiles.
+void optimize_float_model(Context& ctx, onnx::ModelProto& model, const std::string& source,
+                          bool equalize) {
+  ir::OptimizeOptions options;
+  options.raise_opset = false;
+  options.equalize = equalize;
+  // Constants are folded by running them on cpu_ref; without it they stay computed.
+  const LoadedPlugin* reference = ctx.registry().find("cpu_ref");
+  const bool usable = reference && reference->kind == ENP_PLUGIN_BACKEND;
+  const auto rewrites = ir::optimize_for_quantization(
+      model, source, usable ? constant_evaluator(*reference, {}) : ir::ConstantEvaluator{},
+      options);
+  if (!rewrites.empty()) std::printf("Optimize OK: %s\n", ir::rewrite_counts(rewrites).c_str());
+}
 
 // compile and quantize: the same pipeline; quantize insists on calibration.
 int compile_command(Context& ctx, int argc, char** argv, const std::string& command) {
@@ -72,6 +93,9 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
     quantized = quantize_for_compile(ctx.registry(), quantize_options(*args), m.model, model_path);
     std::fputs(quantized->summary.c_str(), stdout);
     m.model = std::move(quantized->model);
+  } else if (!args->count("no-optimize")) {
+    require_static_shapes(m.model, model_path);  // before saying anything about rewrites
+    optimize_float_model(ctx, m.model, model_path, args->count("equalize") != 0);
   }
   require_static_shapes(m.model, model_path);
 

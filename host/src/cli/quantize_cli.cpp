@@ -23,8 +23,7 @@ void add_quantize_options(cxxopts::Options& options) {
       "samples for the report's per-value sensitivity ('alone'; default " +
           std::to_string(kSensitivitySamples) + " with --report, else 0 = skipped)",
       cxxopts::value<int64_t>())(
-      "no-optimize",
-      "quantize the graph as given: no rewrites before quantization (docs/optimization.md)")(
+      "no-optimize", "compile the graph as given: none of the rewrites of docs/optimization.md")(
       "equalize",
       "balance the channel ranges of Conv/Gemm pairs across a Relu before quantizing "
       "(cross-layer equalization, docs/optimization.md)")(

@@ -28,6 +28,13 @@ bool deterministic(const onnx::NodeProto& n) {
   return n.domain().empty() && !kRandom.count(n.op_type());
 }
 
+// A DequantizeLinear of a constant is a quantized weight: folded, it would
+// become float32 and the int8 layer reading it a float one (ONNX Runtime
+// keeps these unfolded in QDQ graphs for the same reason).
+bool foldable(const onnx::NodeProto& n) {
+  return deterministic(n) && n.op_type() != "DequantizeLinear";
+}
+
 }  // namespace
 
 std::vector<AppliedRewrite> fold_constants(GraphEdit& e, const onnx::ModelProto& model,
@@ -43,7 +50,7 @@ std::vector<AppliedRewrite> fold_constants(GraphEdit& e, const onnx::ModelProto&
   std::vector<int> folded;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (!deterministic(n) || n.input_size() == 0) continue;
+    if (!foldable(n) || n.input_size() == 0) continue;
     bool all = true;
     for (const auto& in : n.input()) all &= in.empty() || constant.count(in) != 0;
     for (const auto& o : n.output()) {
