@@ -293,6 +293,13 @@ void conv_cases() {
             geometry(2, 3, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, false), false);
   conv_case("qconv_transpose/2d",
             geometry(4, 6, 2, {1, 5, 6}, {1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, true), true);
+  // Stride = kernel: the output-tiling GEMM path, its column blocks split
+  // mid-row (in 40×41 positions, a block of 1024 > 12 channels' width).
+  conv_case("qconv_transpose/tiled",
+            geometry(12, 6, 2, {1, 40, 41}, {1, 2, 2}, {1, 2, 2}, {1, 1, 1}, {0, 0, 0}, true),
+            true);
+  conv_case("qconv_transpose/tiled_3d",
+            geometry(3, 4, 1, {2, 3, 5}, {2, 1, 3}, {2, 1, 3}, {1, 1, 1}, {0, 0, 0}, true), true);
 }
 
 // The requantization of a row of accumulators (NEON lanes on ARM) against

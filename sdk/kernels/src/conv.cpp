@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "requantize_row.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::kernels {
 namespace {
@@ -98,14 +100,45 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRun
   });
 }
 
+#if !EULERNPU_KERNELS_HAVE_NEON && (defined(__GNUC__) || defined(__clang__))
+#define EULERNPU_DEPTHWISE_VECTORS 1
+typedef int32_t I32x16 __attribute__((vector_size(64)));
+
+// depthwise_row's unit-stride blocks of 16 outputs on x86-64, their sums
+// in one AVX-512 register (two AVX2 ones) across every tap; returns how
+// many outputs it did.
+EULERNPU_SIMD_CLONES
+int64_t depthwise_vectors(const int32_t* row0, const int64_t* offset, const int32_t* w, size_t taps,
+                          int64_t n, int32_t* acc) {
+  int64_t i0 = 0;
+  for (; i0 + 16 <= n; i0 += 16) {
+    I32x16 a;
+    std::memcpy(&a, acc + i0, sizeof a);
+    for (size_t t = 0; t < taps; ++t) {
+      I32x16 x;
+      std::memcpy(&x, row0 + offset[t] + i0, sizeof x);
+      a += x * w[t];
+    }
+    std::memcpy(acc + i0, &a, sizeof a);
+  }
+  return i0;
+}
+#else
+#define EULERNPU_DEPTHWISE_VECTORS 0
+#endif
+
 // acc[0..n) += Σ_t w[t] · row0[offset[t] + i · stride] over the taps with a
-// non-zero weight: one output row of a depthwise conv. With NEON and unit
-// stride, 16 outputs stay in four registers across every tap (a load and a
-// multiply-accumulate per 4 MACs, where the loop below also loads and
-// stores the accumulators per tap), then 4; the integers are the same.
+// non-zero weight: one output row of a depthwise conv. With unit stride, 16
+// outputs stay in registers across every tap (a load and a multiply-
+// accumulate per vector, where the loop below also loads and stores the
+// accumulators per tap): NEON in four registers, then 4 at a time; x86-64
+// in depthwise_vectors. The integers are the same.
 void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
                    const std::vector<int32_t>& w, int64_t stride, int64_t n, int32_t* acc) {
   int64_t i0 = 0;
+#if EULERNPU_DEPTHWISE_VECTORS
+  if (stride == 1) i0 = depthwise_vectors(row0, offset.data(), w.data(), offset.size(), n, acc);
+#endif
 #if EULERNPU_KERNELS_HAVE_NEON
   if (stride == 1) {
     for (; i0 + 16 <= n; i0 += 16) {
@@ -226,6 +259,89 @@ void qconv_packed(const ConvParams& p, const int8_t* x, const int8_t* packed, co
                });
 }
 
+namespace {
+
+// Whether the kernel tiles the output exactly: stride = kernel, no
+// dilation, pads or output padding (the 2×2/2 upsampling of U-Net and FPN
+// decoders). Every output then takes one tap of one input position.
+bool tiles_output(const ConvGeometry& g) {
+  for (size_t d = 0; d < 3; ++d) {
+    if (g.stride[d] != g.kernel[d] || g.dilation[d] != 1 || g.pad[d] != 0 ||
+        g.out[d] != g.in[d] * g.stride[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An output-tiling QConvTranspose as the int8 GEMM: rows (output channel,
+// tap), depth the group's input channels, columns the input positions,
+// each row with its output channel's bias and multiplier, then each int8
+// result moved to its place. The sums and their requantization are the
+// direct loop's, so are the bytes.
+void qconv_transpose_tiled(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
+                           const int32_t* bias, const qmath::FixedMultiplier* m, int8_t* y_all,
+                           const TaskRunner& r, int threads) {
+  const ConvGeometry& g = p.g;
+  const int64_t cg = g.in_channels / g.group, og = g.out_channels / g.group;
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), plane = g.out_size();
+  const int64_t rows = og * ksize;
+  // W is (C, O/group, taps); the GEMM wants (O/group · taps) × C per group.
+  std::vector<int8_t> wt(static_cast<size_t>(g.group * rows * cg));
+  std::vector<int32_t> bt(static_cast<size_t>(g.group * rows));
+  std::vector<qmath::FixedMultiplier> mt(static_cast<size_t>(g.group * rows));
+  for (int64_t gi = 0; gi < g.group; ++gi) {
+    for (int64_t oc = 0; oc < og; ++oc) {
+      for (int64_t t = 0; t < ksize; ++t) {
+        const int64_t row = gi * rows + oc * ksize + t;
+        bt[static_cast<size_t>(row)] = bias[gi * og + oc];
+        mt[static_cast<size_t>(row)] = m[gi * og + oc];
+        for (int64_t c = 0; c < cg; ++c) {
+          wt[static_cast<size_t>(row * cg + c)] = w_all[((gi * cg + c) * og + oc) * ksize + t];
+        }
+      }
+    }
+  }
+  const QGemmOutput q{p.x_zero_point, p.y_zero_point, p.qmin, p.qmax};
+  const int64_t width =
+      std::min(in_size, std::clamp<int64_t>(65536 / std::max(cg, rows), 32, 1024));
+  if (width == 0) return;
+  const int64_t blocks = (in_size + width - 1) / width;
+  for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
+    const int64_t b = task % blocks, gi = task / blocks % g.group, n = task / blocks / g.group;
+    const int64_t p0 = b * width, cols = std::min(width, in_size - p0);
+    std::vector<int8_t> col(static_cast<size_t>(cg * cols));
+    std::vector<int8_t> out(static_cast<size_t>(rows * cols));
+    for (int64_t c = 0; c < cg; ++c) {
+      std::copy_n(x_all + (n * g.in_channels + gi * cg + c) * in_size + p0, cols,
+                  col.data() + c * cols);
+    }
+    qgemm_int8(QGemmShape{rows, cg, cols}, wt.data() + gi * rows * cg, col.data(),
+               bt.data() + gi * rows, mt.data() + gi * rows, q, out.data(), p.isa);
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t oc = row / ksize, t = row % ksize;
+      const Dims3 k = tap_offset(g, t);
+      int8_t* y = y_all + (n * g.out_channels + gi * og + oc) * plane;
+      const int8_t* src = out.data() + row * cols;
+      // Input position p0 + j as (i0, i1, i2), stepped along with j.
+      int64_t i2 = p0 % g.in[2], i1 = p0 / g.in[2] % g.in[1], i0 = p0 / g.in[2] / g.in[1];
+      for (int64_t j = 0; j < cols; ++j) {
+        y[((i0 * g.stride[0] + k[0]) * g.out[1] + i1 * g.stride[1] + k[1]) * g.out[2] +
+          i2 * g.stride[2] + k[2]] = src[j];
+        if (++i2 == g.in[2]) {
+          i2 = 0;
+          if (++i1 == g.in[1]) {
+            i1 = 0;
+            ++i0;
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
 // Per output plane (image, output channel): Bias, plus every input tap of
 // the group that reaches it, then the requantization.
 void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
@@ -235,6 +351,10 @@ void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
   const int64_t cg = g.in_channels / g.group, og = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), plane = g.out_size();
   const int threads = threads_for(r, g.batch * g.in_channels * in_size * og * ksize);
+  if (tiles_output(g)) {
+    qconv_transpose_tiled(p, x_all, w_all, bias, m, y_all, r, threads);
+    return;
+  }
   for_each_task(r, g.batch * g.out_channels, threads, [&](int64_t task) {
     const int64_t n = task / g.out_channels, o = task % g.out_channels;
     const int64_t gi = o / og, oc = o % og;

@@ -1,6 +1,9 @@
 // QAdd, QSub and QMul (eulernpu/kernels/elementwise.hpp).
 #include "eulernpu/kernels/elementwise.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include "requantize_row.hpp"
 
 namespace eulernpu::kernels {
@@ -47,20 +50,31 @@ int8x8_t mul_lanes(const int8_t* a, int64_t step_a, const int8_t* b, int64_t ste
 }
 #endif
 
-// fn(a, b) for every output element, in rows along the last output dim;
-// with NEON, lanes(a, step_a, b, step_b) computes eight outputs at once
-// where both steps along the row are 0 or 1 (the common cases: two tensors
-// of one shape, or one broadcast along the row).
-template <typename Fn, typename LanesFn>
+// The requantization every output of one call shares.
+struct Requantization {
+  qmath::FixedMultiplier m;
+  int32_t zero_point, qmin, qmax;
+};
+
+// Outputs in rows along the last output dim. With NEON, lanes(a, step_a,
+// b, step_b) computes eight outputs at once where both steps along the row
+// are 0 or 1 (the common cases: two tensors of one shape, or one broadcast
+// along the row). The rest, in chunks: terms(a, step_a, b, step_b, n, acc)
+// writes the int32 sums the outputs requantize, then requantize_row (in
+// vectors on x86-64) finishes them.
+template <typename Terms, typename LanesFn>
 void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* pb, int8_t* py,
-                      const TaskRunner& r, Fn fn, [[maybe_unused]] LanesFn lanes) {
+                      const TaskRunner& r, const Requantization& q, Terms terms,
+                      [[maybe_unused]] LanesFn lanes) {
   const size_t rank = s.y.size();
   const int64_t total = product(s.y);
   if (total == 0) return;
   const int64_t inner = rank == 0 ? 1 : s.y.back();
   const Dims sa = broadcast_strides(s.a, rank), sb = broadcast_strides(s.b, rank);
   const int64_t step_a = rank == 0 ? 0 : sa.back(), step_b = rank == 0 ? 0 : sb.back();
+  constexpr int64_t kChunk = 512;
   for_each_range(r, total / inner, threads_for(r, total), [&](int64_t begin, int64_t end) {
+    int32_t acc[kChunk];
     for (int64_t row = begin; row < end; ++row) {
       int64_t rest = row, oa = 0, ob = 0;
       for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
@@ -78,7 +92,11 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
         }
       }
 #endif
-      for (; i < inner; ++i) out[i] = fn(pa[oa + i * step_a], pb[ob + i * step_b]);
+      for (; i < inner; i += kChunk) {
+        const int64_t n = std::min(kChunk, inner - i);
+        terms(pa + oa + i * step_a, step_a, pb + ob + i * step_b, step_b, n, acc);
+        detail::requantize_row(acc, n, 0, q.m, q.zero_point, q.qmin, q.qmax, out + i);
+      }
     }
   });
 }
@@ -94,15 +112,25 @@ void qadd(const BroadcastShapes& s, const qmath::AddParams& p, bool subtract, co
 #else
   const int lanes = 0;
 #endif
-  if (subtract) {
-    broadcast_binary(
-        s, a, b, y, r,
-        [&](int8_t u, int8_t v) { return static_cast<int8_t>(qmath::add(u, v, p, true)); }, lanes);
-  } else {
-    broadcast_binary(
-        s, a, b, y, r,
-        [&](int8_t u, int8_t v) { return static_cast<int8_t>(qmath::add(u, v, p, false)); }, lanes);
+  // qmath::add's two rescaled terms depend on one code each: 256 of each,
+  // computed once, then a sum (or difference) per output.
+  std::array<int32_t, 256> ta{}, tb{};
+  for (int c = -128; c <= 127; ++c) {
+    ta[static_cast<size_t>(c + 128)] =
+        qmath::rounding_multiply((c - p.a_zero_point) * (1 << qmath::kAddLeftShift), p.a);
+    tb[static_cast<size_t>(c + 128)] =
+        qmath::rounding_multiply((c - p.b_zero_point) * (1 << qmath::kAddLeftShift), p.b);
   }
+  const int32_t sign = subtract ? -1 : 1;
+  broadcast_binary(
+      s, a, b, y, r, Requantization{p.out, p.out_zero_point, p.qmin, p.qmax},
+      [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb, int64_t n, int32_t* acc) {
+        for (int64_t i = 0; i < n; ++i) {
+          acc[i] = ta[static_cast<size_t>(pa[i * sa] + 128)] +
+                   sign * tb[static_cast<size_t>(pb[i * sb] + 128)];
+        }
+      },
+      lanes);
 }
 
 void qmul(const BroadcastShapes& s, const QMulParams& p, const int8_t* a, const int8_t* b,
@@ -115,10 +143,11 @@ void qmul(const BroadcastShapes& s, const QMulParams& p, const int8_t* a, const 
   const int lanes = 0;
 #endif
   broadcast_binary(
-      s, a, b, y, r,
-      [&](int8_t u, int8_t v) {
-        return static_cast<int8_t>(qmath::requantize((u - p.a_zero_point) * (v - p.b_zero_point),
-                                                     p.multiplier, p.y_zero_point, p.qmin, p.qmax));
+      s, a, b, y, r, Requantization{p.multiplier, p.y_zero_point, p.qmin, p.qmax},
+      [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb, int64_t n, int32_t* acc) {
+        for (int64_t i = 0; i < n; ++i) {
+          acc[i] = (pa[i * sa] - p.a_zero_point) * (pb[i * sb] - p.b_zero_point);
+        }
       },
       lanes);
 }

@@ -45,26 +45,10 @@ inline int8x8_t narrow_lanes(int32x4_t lo, int32x4_t hi) {
 
 // y[i] = requantize(acc[i] + offset, m, zero_point, qmin, qmax) for i in
 // [0, n). The caller has proven acc[i] + offset fits int32 (the
-// accumulator bound of int8_gemm.hpp).
-inline void requantize_row(const int32_t* acc, int64_t n, int32_t offset,
-                           const sdk::qmath::FixedMultiplier& m, int32_t zero_point, int32_t qmin,
-                           int32_t qmax, int8_t* y) {
-#if EULERNPU_KERNELS_HAVE_NEON
-  const int64_t vector_end = n - n % 8;
-  const int32x4_t off = vdupq_n_s32(offset);
-  for (int64_t i = 0; i < vector_end; i += 8) {
-    const int32x4_t a =
-        requantize_lanes(vaddq_s32(vld1q_s32(acc + i), off), m, zero_point, qmin, qmax);
-    const int32x4_t b =
-        requantize_lanes(vaddq_s32(vld1q_s32(acc + i + 4), off), m, zero_point, qmin, qmax);
-    vst1_s8(y + i, narrow_lanes(a, b));
-  }
-#else
-  const int64_t vector_end = 0;
-#endif
-  for (int64_t i = vector_end; i < n; ++i) {
-    y[i] = static_cast<int8_t>(sdk::qmath::requantize(acc[i] + offset, m, zero_point, qmin, qmax));
-  }
-}
+// accumulator bound of int8_gemm.hpp). requantize_row.cpp: NEON lanes on
+// ARM, 64-bit vector lanes on x86-64, the same integers either way.
+void requantize_row(const int32_t* acc, int64_t n, int32_t offset,
+                    const sdk::qmath::FixedMultiplier& m, int32_t zero_point, int32_t qmin,
+                    int32_t qmax, int8_t* y);
 
 }  // namespace eulernpu::kernels::detail

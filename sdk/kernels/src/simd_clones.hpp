@@ -2,9 +2,10 @@
 // EULERNPU_SIMD_CLONES on a function: compiled three times, for AVX-512,
 // for AVX2 and for the x86-64 baseline, and the widest the CPU runs picked
 // when the plugin loads (GCC's and clang's function multi-versioning). The
-// kit is built for the baseline (SSE2) so that it runs on every x86-64; a
-// memory-light loop (a depthwise convolution's taps) gains most from wider
-// vectors. The kit compiles with -ffp-contract=off: no clone fuses a
+// kernels and the kit are built for the baseline (SSE2) so that they run on
+// every x86-64; a memory-light loop (a depthwise convolution's taps, a
+// requantization) gains most from wider vectors. Integer clones compute the
+// same integers by construction. The kit compiles with -ffp-contract=off: no clone fuses a
 // multiply and an add into one rounding, so every clone computes each
 // element with the baseline's operations and gives its bytes.
 //
