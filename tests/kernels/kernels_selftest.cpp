@@ -286,6 +286,11 @@ void conv_cases() {
   conv_case("qconv/depthwise_wide",
             geometry(3, 3, 3, {1, 7, 21}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
             false);
+  // 2160 terms per output: blocks narrower than a 150-wide output row, so
+  // im2col starts and ends mid-row.
+  conv_case("qconv/long_rows",
+            geometry(240, 2, 1, {1, 3, 150}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
+            false);
   conv_case("qconv/1d",
             geometry(3, 4, 1, {1, 1, 30}, {1, 1, 5}, {1, 1, 3}, {1, 1, 1}, {0, 0, 2}, false),
             false);

@@ -55,19 +55,44 @@ void fill_run(const int8_t* plane, const ConvGeometry& g, const Dims3& off, int6
 }
 
 // Columns [p0, p0 + width) (positions of the output plane, row-major) of
-// the im2col matrix of `channels` planes of X.
+// the im2col matrix of `channels` planes of X, one output row at a time:
+// the zero point where a tap falls outside X, a copy in between. Which
+// columns of a row reach inside X along W depends on the tap alone, so it
+// is found once per tap (per-element or per-run bounds arithmetic costs
+// several times the int8 GEMM itself).
 void im2col_block(const int8_t* x, const ConvGeometry& g, int64_t channels, int64_t p0,
                   int64_t width, int8_t zero_point, int8_t* col) {
-  const int64_t ksize = g.kernel_size(), in_size = g.in_size();
-  for (int64_t r = 0; r < channels * ksize; ++r) {
-    const Dims3 off = tap_offset(g, r % ksize);
-    const int8_t* plane = x + r / ksize * in_size;
-    int8_t* dst = col + r * width;
-    for (int64_t j = 0; j < width;) {
-      const int64_t p = p0 + j, o2 = p % g.out[2], o01 = p / g.out[2];
-      const int64_t run = std::min(width - j, g.out[2] - o2);
-      fill_run(plane, g, off, o01 / g.out[1], o01 % g.out[1], o2, run, zero_point, dst + j);
-      j += run;
+  const int64_t ksize = g.kernel_size(), in_size = g.in_size(), row_len = g.out[2];
+  const int64_t s2 = g.stride[2];
+  for (int64_t t = 0; t < ksize; ++t) {
+    const Dims3 off = tap_offset(g, t);
+    const int64_t first = off[2] - g.pad[2];  // input column of output column 0
+    const auto [lo, hi] = reaching(row_len, s2, first, g.in[2]);
+    for (int64_t c = 0; c < channels; ++c) {
+      const int8_t* plane = x + c * in_size;
+      int8_t* dst = col + (c * ksize + t) * width;
+      int64_t o2 = p0 % row_len, o01 = p0 / row_len;
+      for (int64_t j = 0; j < width; o2 = 0, ++o01) {
+        const int64_t run = std::min(width - j, row_len - o2);
+        int8_t* d = dst + j;  // d[e - o2] is output column e of this row
+        const int64_t i0 = o01 / g.out[1] * g.stride[0] - g.pad[0] + off[0];
+        const int64_t i1 = o01 % g.out[1] * g.stride[1] - g.pad[1] + off[1];
+        j += run;
+        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+          std::fill_n(d, run, zero_point);
+          continue;
+        }
+        const int8_t* src = plane + (i0 * g.in[1] + i1) * g.in[2];
+        const int64_t end = o2 + run;
+        const int64_t a = std::clamp(lo, o2, end), b = std::clamp(hi, a, end);
+        std::fill_n(d, a - o2, zero_point);
+        if (s2 == 1) {
+          std::copy_n(src + first + a, b - a, d + a - o2);
+        } else {
+          for (int64_t e = a; e < b; ++e) d[e - o2] = src[first + e * s2];
+        }
+        std::fill_n(d + b - o2, end - b, zero_point);
+      }
     }
   }
 }
@@ -81,9 +106,12 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRun
   const ConvGeometry& g = p.g;
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   const int64_t kc = cg * g.kernel_size(), plane = g.out_size();
-  // A block's columns (kc × width int8) stay cache-sized.
-  const int64_t width =
-      std::min(plane, std::clamp<int64_t>(65536 / std::max<int64_t>(kc, 1), 32, 1024));
+  // A block's columns (kc × width int8) and the GEMM's packed copy of them
+  // stay in L2; whole output rows where one fits, so that im2col copies
+  // whole rows.
+  int64_t width = std::clamp<int64_t>(262144 / std::max<int64_t>(kc, 1), 32, 4096);
+  if (width >= g.out[2]) width -= width % g.out[2];
+  width = std::min(plane, width);
   if (width == 0) return;
   const int64_t blocks = (plane + width - 1) / width;
   for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
@@ -127,20 +155,20 @@ int64_t depthwise_vectors(const int32_t* row0, const int64_t* offset, const int3
 #define EULERNPU_DEPTHWISE_VECTORS 0
 #endif
 
-// acc[0..n) += Σ_t w[t] · row0[offset[t] + i · stride] over the taps with a
-// non-zero weight: one output row of a depthwise conv. With unit stride, 16
-// outputs stay in registers across every tap (a load and a multiply-
+// acc[0..n) += Σ_t w[t] · row0[offset[t] + i] over the taps with a
+// non-zero weight: one output row of a depthwise conv. 16 outputs stay in
+// registers across every tap (a load and a multiply-
 // accumulate per vector, where the loop below also loads and stores the
 // accumulators per tap): NEON in four registers, then 4 at a time; x86-64
 // in depthwise_vectors. The integers are the same.
 void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
-                   const std::vector<int32_t>& w, int64_t stride, int64_t n, int32_t* acc) {
+                   const std::vector<int32_t>& w, int64_t n, int32_t* acc) {
   int64_t i0 = 0;
 #if EULERNPU_DEPTHWISE_VECTORS
-  if (stride == 1) i0 = depthwise_vectors(row0, offset.data(), w.data(), offset.size(), n, acc);
+  i0 = depthwise_vectors(row0, offset.data(), w.data(), offset.size(), n, acc);
 #endif
 #if EULERNPU_KERNELS_HAVE_NEON
-  if (stride == 1) {
+  {
     for (; i0 + 16 <= n; i0 += 16) {
       int32x4_t a0 = vld1q_s32(acc + i0), a1 = vld1q_s32(acc + i0 + 4);
       int32x4_t a2 = vld1q_s32(acc + i0 + 8), a3 = vld1q_s32(acc + i0 + 12);
@@ -169,13 +197,15 @@ void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
   for (size_t t = 0; t < offset.size(); ++t) {
     const int32_t* x = row0 + offset[t];
     const int32_t wv = w[t];
-    for (int64_t i = i0; i < n; ++i) acc[i] += wv * x[i * stride];
+    for (int64_t i = i0; i < n; ++i) acc[i] += wv * x[i];
   }
 }
 
 // Depthwise (one input and one output channel per group): per plane, X
 // minus its zero point in a zero-padded buffer, then a multiply-add per tap
-// along output rows, with no bounds checks inside.
+// along output rows, with no bounds checks inside. With a stride s along W
+// each padded row is stored as its s phases (columns ≡ 0, 1, ... mod s, one
+// after the other), so that every tap reads consecutive values.
 void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
                      const int32_t* bias, const qmath::FixedMultiplier* m, int8_t* y_all,
                      const TaskRunner& r, int threads) {
@@ -186,17 +216,27 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
                          (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
   }
   if (g.out_size() == 0) return;
-  const int64_t ksize = g.kernel_size();
+  const int64_t ksize = g.kernel_size(), s2 = g.stride[2];
+  const int64_t phase = (padded[2] + s2 - 1) / s2, row = s2 * phase;  // a stored row
   for_each_task(r, g.batch * g.in_channels, threads, [&](int64_t task) {
     const int64_t ch = task % g.in_channels;
-    std::vector<int32_t> xp(static_cast<size_t>(padded[0] * padded[1] * padded[2]), 0);
+    std::vector<int32_t> xp(static_cast<size_t>(padded[0] * padded[1] * row), 0);
     const int8_t* x = x_all + task * g.in_size();
     for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
       for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
         const int8_t* src = x + (i0 * g.in[1] + i1) * g.in[2];
-        int32_t* dst =
-            xp.data() + ((i0 + g.pad[0]) * padded[1] + i1 + g.pad[1]) * padded[2] + g.pad[2];
-        for (int64_t i2 = 0; i2 < g.in[2]; ++i2) dst[i2] = src[i2] - p.x_zero_point;
+        int32_t* dst = xp.data() + ((i0 + g.pad[0]) * padded[1] + i1 + g.pad[1]) * row;
+        if (s2 == 1) {
+          for (int64_t i2 = 0; i2 < g.in[2]; ++i2) dst[g.pad[2] + i2] = src[i2] - p.x_zero_point;
+        } else {
+          // Phase f holds padded columns f, f + s2, ...: inputs i2 from
+          // the first with (pad + i2) % s2 == f, every s2-th.
+          for (int64_t f = 0; f < s2; ++f) {
+            const int64_t i_first = ((f - g.pad[2]) % s2 + s2) % s2;
+            int32_t* d = dst + f * phase + (g.pad[2] + i_first) / s2;
+            for (int64_t i2 = i_first; i2 < g.in[2]; i2 += s2) *d++ = src[i2] - p.x_zero_point;
+          }
+        }
       }
     }
     // The channel's taps with a non-zero weight, each with its offset in
@@ -207,7 +247,7 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
       const int8_t wv = w_all[ch * ksize + t];
       if (wv == 0) continue;
       const Dims3 k = tap_offset(g, t);
-      offset.push_back((k[0] * padded[1] + k[1]) * padded[2] + k[2]);
+      offset.push_back((k[0] * padded[1] + k[1]) * row + k[2] % s2 * phase + k[2] / s2);
       weight.push_back(wv);
     }
     int8_t* y = y_all + task * g.out_size();
@@ -215,9 +255,8 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
         std::fill(acc.begin(), acc.end(), bias[ch]);
-        const int32_t* corner =
-            xp.data() + (o0 * g.stride[0] * padded[1] + o1 * g.stride[1]) * padded[2];
-        depthwise_row(corner, offset, weight, g.stride[2], g.out[2], acc.data());
+        const int32_t* corner = xp.data() + (o0 * g.stride[0] * padded[1] + o1 * g.stride[1]) * row;
+        depthwise_row(corner, offset, weight, g.out[2], acc.data());
         detail::requantize_row(acc.data(), g.out[2], 0, m[ch], p.y_zero_point, p.qmin, p.qmax,
                                y + (o0 * g.out[1] + o1) * g.out[2]);
       }
@@ -418,10 +457,16 @@ std::vector<int64_t> conv_max_abs_weight(const ConvGeometry& g, const int8_t* w,
     // Transposed W is (C, O/group, kernel): row (c, oc) feeds channel
     // group(c) · O/group + oc.
     const int64_t o = transpose ? r / per_group / cg * per_group + r % per_group : r;
-    int64_t& mx = out[static_cast<size_t>(o)];
+    // In int32 over a row, which vectorizes: the kernels check this bound
+    // on every run.
+    const int8_t* row = w + r * row_len;
+    int32_t mx = 0;
     for (int64_t i = 0; i < row_len; ++i) {
-      mx = std::max<int64_t>(mx, std::abs(static_cast<int64_t>(w[r * row_len + i])));
+      const int32_t v = row[i];
+      mx = std::max(mx, v < 0 ? -v : v);
     }
+    int64_t& to = out[static_cast<size_t>(o)];
+    to = std::max<int64_t>(to, mx);
   }
   return out;
 }

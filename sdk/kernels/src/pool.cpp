@@ -52,30 +52,49 @@ std::array<std::vector<AxisTaps>, 3> window_taps(const PoolParams& sh) {
 // Each lane folds its taps in the generic loop's order (the first tap, then
 // a tap replaces the running maximum only when greater), so NaN and ties
 // resolve the same way.
-// 64 bytes of T (GCC takes vector_size only on a concrete type).
+// 16 lanes of T, at most 64 bytes (GCC takes vector_size only on a
+// concrete type): 16 outputs per vector even for bytes, whose rows in small
+// models (a 32-wide feature map) are too short for 64.
 template <typename T>
-struct Vector64;
+struct LanesOf;
 template <>
-struct Vector64<float> {
+struct LanesOf<float> {
   using type = float __attribute__((vector_size(64)));
 };
 template <>
-struct Vector64<double> {
+struct LanesOf<double> {
   using type = double __attribute__((vector_size(64)));
 };
 template <>
-struct Vector64<int8_t> {
-  using type = int8_t __attribute__((vector_size(64)));
+struct LanesOf<int8_t> {
+  using type = int8_t __attribute__((vector_size(16)));
 };
 template <>
-struct Vector64<uint8_t> {
-  using type = uint8_t __attribute__((vector_size(64)));
+struct LanesOf<uint8_t> {
+  using type = uint8_t __attribute__((vector_size(16)));
 };
 
 template <typename T>
 struct MaxRows {
-  static constexpr int64_t kLanes = 64 / sizeof(T);
-  using Lanes = typename Vector64<T>::type;
+  using Lanes = typename LanesOf<T>::type;
+  static constexpr int64_t kLanes = sizeof(Lanes) / sizeof(T);
+
+  // src[0], src[2], ..., src[2 · (kLanes - 1)] (a stride of 2, the common
+  // downsampling pool): two loads, the second ending on the last element
+  // read so that nothing past it is touched, and one shuffle.
+  // (An out parameter: a 64-byte vector returned by value changes the ABI
+  // by ISA, which GCC warns about.)
+  static void even_lanes(const T* src, Lanes& x) {
+    Lanes a, b;
+    std::memcpy(&a, src, sizeof a);
+    std::memcpy(&b, src + kLanes - 1, sizeof b);  // src[kLanes - 1 .. 2 · kLanes - 2]
+    if constexpr (kLanes == 16) {
+      x = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    } else {
+      static_assert(kLanes == 8);
+      x = __builtin_shufflevector(a, b, 0, 2, 4, 6, 9, 11, 13, 15);
+    }
+  }
 
   // Taps as row starts (the first valid tap first) and W offsets.
   static void row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo, int64_t hi,
@@ -92,6 +111,8 @@ struct MaxRows {
           Lanes x;
           if (stride == 1) {
             std::memcpy(&x, src, sizeof x);
+          } else if (stride == 2) {
+            even_lanes(src, x);
           } else {
             for (int64_t j = 0; j < kLanes; ++j) x[j] = src[j * stride];
           }
