@@ -20,6 +20,7 @@
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
 #include "operands.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -282,18 +283,35 @@ void quantize_to_float(const KernelContext& ctx, const Layout& l,
 // has at most 9 bits and the scale 24, so their float64 product is exact
 // and its one rounding to float32 is the float32 product's.
 template <typename Code>
-void quantize_per_tensor(const KernelContext& ctx, const float* x, float scale, int32_t zp) {
-  Code* y = ctx.outputs[0].as<Code>();
+inline __attribute__((always_inline)) void quantize_floats(const float* x, int64_t n, float scale,
+                                                           float z, Code* y) {
   const auto lo = static_cast<float>(std::numeric_limits<Code>::min());
   const auto hi = static_cast<float>(std::numeric_limits<Code>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] / scale;
+    const float rounded = std::isnan(v) ? 0.0f : std::nearbyint(v);
+    y[i] = static_cast<Code>(std::clamp(rounded + z, lo, hi));
+  }
+}
+
+// The same IEEE operations in every clone (the AVX ones round with
+// vroundps where the baseline calls nearbyint), so the same codes.
+EULERNPU_SIMD_CLONES
+void quantize_floats_to(const float* x, int64_t n, float scale, float z, int8_t* y) {
+  quantize_floats(x, n, scale, z, y);
+}
+EULERNPU_SIMD_CLONES
+void quantize_floats_to(const float* x, int64_t n, float scale, float z, uint8_t* y) {
+  quantize_floats(x, n, scale, z, y);
+}
+
+template <typename Code>
+void quantize_per_tensor(const KernelContext& ctx, const float* x, float scale, int32_t zp) {
+  Code* y = ctx.outputs[0].as<Code>();
   const auto z = static_cast<float>(zp);
   const int64_t n = ctx.outputs[0].count();
   parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float v = x[i] / scale;
-      const float rounded = std::isnan(v) ? 0.0f : std::nearbyint(v);
-      y[i] = static_cast<Code>(std::clamp(rounded + z, lo, hi));
-    }
+    quantize_floats_to(x + begin, end - begin, scale, z, y + begin);
   });
 }
 
