@@ -233,5 +233,44 @@ TEST(ElementwiseChainTest, NoEpilogueWritesOverTheConvsInput) {
   EXPECT_EQ(fused, g.run(x, false).first);
 }
 
+// x -> Conv -> t -> HardSigmoid (1/6, 1/2) -> h -> Mul(t, h) -> y: hard-swish
+// below opset 14. With `extra_reader`, z = Sigmoid(t), which no chain
+// takes, reads the Conv's output too (z and y are the graph's outputs).
+Graph conv_hard_swish(int64_t y_offset, bool extra_reader) {
+  Graph g = conv_relu_add(y_offset);
+  g.lowered.graph.nodes.resize(1);
+  g.lowered.plan.schedule.resize(1);
+  g.tensor("h", kShape, "intermediate", 2 * kCount * 4);
+  g.node("HardSigmoid", {"t"}, "h", {{"alpha", 1.0 / 6.0}, {"beta", 0.5}}, 11);
+  g.node("Mul", {"t", "h"}, "y");
+  if (extra_reader) {
+    g.tensor("z", kShape, "output", 4 * kCount * 4);
+    g.node("Sigmoid", {"t"}, "z");
+    g.lowered.graph.outputs = {"y", "z"};
+  }
+  return g;
+}
+
+TEST(ElementwiseChainTest, ConvHardSigmoidMulRunsAsTheConvsEpilogue) {
+  const auto x = awkward_input();
+  // y apart from t, and y over t (the Mul then reads its operand from a
+  // block that the chain writes last).
+  for (const int64_t y_offset : {int64_t{3} * kCount * 4, int64_t{1} * kCount * 4}) {
+    Graph g = conv_hard_swish(y_offset, false);
+    const auto fused = g.run(x, true).first;
+    EXPECT_EQ(g.fused_into_convs, 2u) << "y at " << y_offset;
+    EXPECT_EQ(fused, g.run(x, false).first) << "y at " << y_offset;
+  }
+}
+
+TEST(ElementwiseChainTest, NoEpilogueWhenTheConvsOutputHasAnotherReader) {
+  Graph g = conv_hard_swish(3 * kCount * 4, true);
+  const auto x = awkward_input();
+  const auto [fused, chained] = g.run(x, true);
+  EXPECT_EQ(g.fused_into_convs, 0u);
+  EXPECT_EQ(chained, 2u);  // HardSigmoid and Mul, as a chain of their own
+  EXPECT_EQ(fused, g.run(x, false).first);
+}
+
 }  // namespace
 }  // namespace eulernpu::kit

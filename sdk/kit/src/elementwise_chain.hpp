@@ -9,12 +9,13 @@
 // bytes do not change.
 //
 // A chain is nodes that follow each other in the schedule, each an Add,
-// Sub, Mul, Div, Clip or Relu on float32 of one shape, where every result
-// but the last feeds only the next node (and is no graph output). The
-// other operand of a binary node is a tensor of that shape or a single
-// element. Results the chain does not write are never read; the last one
-// is written once, and may share memory with an operand only element for
-// element (in place), which the planner's reuse can give it.
+// Sub, Mul, Div, Clip, Relu or HardSigmoid on float32 of one shape, where
+// every result but the last feeds only the next node (and is no graph
+// output). The other operand of a binary node is a tensor of that shape
+// (the chain's input included: hard-swish below opset 14 is
+// Mul(x, HardSigmoid(x))) or a single element. Results the chain does not write are never read; the
+// last one is written once, and may share memory with an operand only element for element (in
+// place), which the planner's reuse can give it.
 #include <cstring>
 #include <map>
 #include <optional>
@@ -93,14 +94,25 @@ class Chain {
 
   // The ops a chain takes (ONNX's domain), whatever their operands.
   static bool takes(std::string_view op) {
-    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Clip" || op == "Relu";
+    return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Clip" ||
+           op == "Relu" || op == "HardSigmoid";
+  }
+
+  // How many of its nodes read the chain's input (the first, and those
+  // taking it as their other operand): a fused Conv's output may have no
+  // other reader.
+  int input_readers() const {
+    int n = 1;
+    for (const Step& s : steps_) n += s.operand == origin_ && !s.scalar ? 1 : 0;
+    return n;
   }
 
   // How many nodes of the schedule it covers.
   size_t size() const { return size_; }
 
-  // Single-element operands and Clip's bounds, read once per run before
-  // any write (the planner may place the output over them).
+  // Single-element operands, Clip's bounds and HardSigmoid's alpha and
+  // beta (as lo and hi), read once per run before any write (the planner
+  // may place the output over them).
   struct Operands {
     std::vector<float> scalar, lo, hi;
   };
@@ -109,7 +121,12 @@ class Chain {
                std::vector<float>(steps_.size())};
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& s = steps_[i];
-      if (s.kind == Kind::kClip) {
+      if (s.kind == Kind::kHardSigmoid) {
+        // As the kernel: the attributes (double) rounded to float32 once.
+        const KernelContext ctx{s.node->attributes, s.ins, {}, s.node->opset};
+        o.lo[i] = static_cast<float>(ctx.attr_float("alpha", 0.2));
+        o.hi[i] = static_cast<float>(ctx.attr_float("beta", 0.5));
+      } else if (s.kind == Kind::kClip) {
         const KernelContext ctx{s.node->attributes, s.ins, {}, s.node->opset};
         const auto bounds = clip_bounds<float>(ctx);
         o.lo[i] = bounds.first;
@@ -150,7 +167,7 @@ class Chain {
 
  private:
   static constexpr int64_t kBlock = 512;
-  enum class Kind { kAdd, kSub, kMul, kDiv, kClip, kRelu };
+  enum class Kind { kAdd, kSub, kMul, kDiv, kClip, kRelu, kHardSigmoid };
 
   struct Step {
     Kind kind;
@@ -190,9 +207,9 @@ class Chain {
     };
     Step s{Kind::kAdd, &node, n.ins};
     const std::string& op = node.op;
-    if (op == "Relu" || op == "Clip") {
+    if (op == "Relu" || op == "Clip" || op == "HardSigmoid") {
       if (!is_value(n.ins[0]) || !full(n.ins[0])) return std::nullopt;
-      s.kind = op == "Relu" ? Kind::kRelu : Kind::kClip;
+      s.kind = op == "Relu" ? Kind::kRelu : op == "Clip" ? Kind::kClip : Kind::kHardSigmoid;
       for (size_t i = 1; i < n.ins.size(); ++i) {
         const Buffer& b = n.ins[i];
         if (b.dtype != ENP_DTYPE_UNDEFINED && (b.dtype != ENP_DTYPE_FLOAT32 || b.count() > 1)) {
@@ -256,6 +273,9 @@ class Chain {
         return;
       case Kind::kClip:
         for (int64_t j = 0; j < len; ++j) v[j] = MinOp{}(MaxOp{}(in[j], lo), hi);
+        return;
+      case Kind::kHardSigmoid:
+        for (int64_t j = 0; j < len; ++j) v[j] = hard_sigmoid(in[j], lo, hi);
         return;
       case Kind::kAdd:
         return binary(s, in, v, len, at, scalar, AddOp{});

@@ -394,6 +394,13 @@ struct MinOp {
   }
 };
 
+// HardSigmoid: max(0, min(1, alpha * x + beta)), NaN propagating. The
+// kernel and the elementwise chains (elementwise_chain.hpp) both use it.
+template <typename T>
+T hard_sigmoid(T x, T alpha, T beta) {
+  return MaxOp{}(T{0}, MinOp{}(T{1}, alpha * x + beta));
+}
+
 // Clip's bounds: attributes before opset 11, optional one-element inputs
 // from 11. A missing bound clips nothing on its side.
 template <typename S>

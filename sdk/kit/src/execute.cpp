@@ -63,10 +63,12 @@ std::optional<elementwise::Chain> conv_epilogue(std::span<const elementwise::Cha
     return std::nullopt;
   }
   const std::string& out = conv.node->outputs[0];
-  const auto it = consumers.find(out);
-  if (it == consumers.end() || it->second != 1 || outputs.count(out) != 0) return std::nullopt;
+  if (outputs.count(out) != 0) return std::nullopt;
   auto chain = elementwise::Chain::match(nodes.subspan(i + 1), consumers, outputs, &conv.outs[0]);
-  if (!chain) return std::nullopt;
+  // The Conv's output is read by the chain alone (by its first node, and
+  // by any that takes it as an operand, as Mul(x, HardSigmoid(x)) does).
+  const auto it = consumers.find(out);
+  if (!chain || it == consumers.end() || it->second != chain->input_readers()) return std::nullopt;
   for (const Buffer& b : conv.ins) {
     if (!chain->output_clear_of(b)) return std::nullopt;
   }

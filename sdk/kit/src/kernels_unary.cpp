@@ -154,12 +154,6 @@ struct ThresholdedReluOp {
   }
 };
 
-// max(0, min(1, alpha * x + beta)), NaN propagating.
-template <typename T>
-T hard_sigmoid(T x, T alpha, T beta) {
-  return MaxOp{}(T{0}, MinOp{}(T{1}, alpha * x + beta));
-}
-
 struct HardSigmoidOp {
   double alpha, beta;
   explicit HardSigmoidOp(const KernelContext& ctx)

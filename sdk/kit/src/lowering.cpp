@@ -110,8 +110,10 @@ void keep_conv_inputs_for_epilogues(const sdk::GraphView& graph,
     while (end + 1 < graph.node_count()) {
       const sdk::NodeView prev = graph.node(end), next = graph.node(end + 1);
       const std::string value(prev.output(0));
+      // The Conv's output may have more readers than the first (Mul(x,
+      // HardSigmoid(x))), as long as all of them are in the run (below).
       if (!next.domain().empty() || !elementwise::Chain::takes(next.op_type()) ||
-          readers[value] != 1) {
+          (end != s && readers[value] != 1)) {
         break;
       }
       bool reads = false;
@@ -120,6 +122,13 @@ void keep_conv_inputs_for_epilogues(const sdk::GraphView& graph,
       ++end;
     }
     if (end == s) continue;
+    const std::string origin(conv.output(0));
+    int in_run = 0;
+    for (size_t t = s + 1; t <= end; ++t) {
+      const sdk::NodeView n = graph.node(t);
+      for (size_t k = 0; k < n.input_count(); ++k) in_run += n.input(k) == origin ? 1 : 0;
+    }
+    if (in_run != readers[origin]) continue;
     for (size_t k = 0; k < conv.input_count(); ++k) {
       auto it = live.find(std::string(conv.input(k)));
       if (it != live.end()) it->second.last = std::max(it->second.last, static_cast<int64_t>(end));
