@@ -10,11 +10,14 @@ that a machine's slow spell hits both). Each figure is the median over the
 rounds of each round's median latency; peak memory is each process's
 largest resident set. Prints a table with the ratio eulernpu / ONNX Runtime
 per model and thread count and their geometric mean (below 1.0: eulernpu
-is faster), and with --json FILE writes every figure.
+is faster), and with --json FILE writes every figure. Unless --no-int8, the
+model is also calibrated on its suite calibration samples and compiled to
+int8, and its int8 artifact benchmarked in the same rounds: the int8 column
+is its latency and its ratio to eulernpu's own float32 latency.
 
 usage: /usr/bin/python3 benchmarks/ort_side_by_side.py [--eulernpu BIN]
            [--model ID]... [--threads 1,2] [--iterations 20] [--warmup 3]
-           [--rounds 3] [--json FILE] [--write-docs]
+           [--rounds 3] [--no-int8] [--json FILE] [--write-docs]
 """
 import argparse
 import json
@@ -54,8 +57,9 @@ def run_json(cmd, env=None):
     return json.loads(r.stdout)
 
 
-def prepare(spec, eulernpu, tmp):
-    """Compiles the model; returns (artifact, eulernpu input npz, ORT job inputs)."""
+def prepare(spec, eulernpu, tmp, int8):
+    """Compiles the model; returns (artifact, int8 artifact or None, eulernpu
+    input npz, ORT job inputs)."""
     sample = inputs.generate(spec, "heldout", 0)
     npz = os.path.join(tmp, "input.npz")
     np.savez(npz, **suite.runtime_inputs(spec, sample))
@@ -69,11 +73,23 @@ def prepare(spec, eulernpu, tmp):
                         "--out", art], capture_output=True, text=True, timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(f"compile failed:\n{r.stderr.strip()[-2000:]}")
-    return art, npz, ort_inputs
+    q_art = None
+    if int8:
+        calib = os.path.join(tmp, "calib")
+        inputs.write_samples(spec["id"], "calib", spec["calibration_samples"], calib)
+        q_art = os.path.join(tmp, "model_int8.art")
+        r = subprocess.run([eulernpu, "compile", "--model", suite.model_path(spec),
+                            *suite.compile_args(spec), "--calib-data-path", calib, "--out", q_art],
+                           capture_output=True, text=True, timeout=3600)
+        if r.returncode != 0:
+            print(f"  {spec['id']}: no int8 artifact: {r.stderr.strip().splitlines()[:1]}",
+                  file=sys.stderr)
+            q_art = None
+    return art, q_art, npz, ort_inputs
 
 
 def measure(spec, eulernpu, node, threads, args, tmp):
-    art, npz, ort_inputs = prepare(spec, eulernpu, tmp)
+    art, q_art, npz, ort_inputs = prepare(spec, eulernpu, tmp, not args.no_int8)
     env = dict(os.environ, NODE_PATH=suite.ort_node_modules())
     rows = []
     for t in threads:
@@ -81,12 +97,14 @@ def measure(spec, eulernpu, node, threads, args, tmp):
         with open(job, "w", encoding="utf-8") as f:
             json.dump({"model": suite.model_path(spec), "threads": t, "iterations": args.iterations,
                        "warmup": args.warmup, "inputs": ort_inputs}, f)
-        ours, theirs = [], []
+        ours, theirs, int8 = [], [], []
+        bench = [eulernpu, "benchmark", "--input", npz, "--threads", str(t), "--iterations",
+                 str(args.iterations), "--warmup", str(args.warmup), "--json", "--artifact"]
         for _ in range(args.rounds):
-            ours.append(run_json([eulernpu, "benchmark", "--artifact", art, "--input", npz, "--threads",
-                                  str(t), "--iterations", str(args.iterations), "--warmup",
-                                  str(args.warmup), "--json"]))
+            ours.append(run_json(bench + [art]))
             theirs.append(run_json([node, os.path.join(HERE, "ort_bench.js"), job], env=env))
+            if q_art:
+                int8.append(run_json(bench + [q_art]))
         e_ms = statistics.median(o["median_ms"] for o in ours)
         o_ms = statistics.median(o["median_ms"] for o in theirs)
         e_mem = max(o["peak_memory_bytes"] for o in ours)
@@ -95,6 +113,9 @@ def measure(spec, eulernpu, node, threads, args, tmp):
                      "eulernpu_ms": e_ms, "ort_ms": o_ms, "ratio": e_ms / o_ms,
                      "eulernpu_peak_bytes": e_mem, "ort_peak_bytes": o_mem, "memory_ratio": e_mem / o_mem,
                      "ort_version": theirs[0]["ort_version"]})
+        if int8:
+            q_ms = statistics.median(o["median_ms"] for o in int8)
+            rows[-1].update({"int8_ms": q_ms, "int8_ratio": q_ms / e_ms})
     return rows
 
 
@@ -125,6 +146,7 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-int8", action="store_true", help="float32 only: no int8 column")
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--write-docs", action="store_true",
                     help="put the table into docs/performance.md (between its markers)")
@@ -150,23 +172,37 @@ def main(argv=None):
                   f"ONNX Runtime {r['ort_ms']:9.3f} ms, ratio {r['ratio']:.2f}", file=sys.stderr, flush=True)
 
     ort_version = rows[0]["ort_version"] if rows else "?"
+    if isinstance(ort_version, dict):  # onnxruntime-node reports {"common": ..., "node": ...}
+        ort_version = ort_version.get("common") or ort_version.get("node") or "?"
     print(f"eulernpu cpu_ref float32 / ONNX Runtime {ort_version} (CPU provider, all graph optimizations), "
           f"median latency over {args.rounds} interleaved rounds of {args.iterations} runs; "
           f"{cpu_name()}, {os.cpu_count()} cores")
     print()
+    int8 = not args.no_int8
     head = "| model | " + " | ".join(f"{t} thread{'s' if t > 1 else ''}: eulernpu ms / ORT ms (ratio)"
                                      for t in threads) + " | peak MiB eulernpu / ORT (ratio) |"
-    table = [head, "|" + "---|" * (len(threads) + 2)]
+    if int8:
+        head += " " + " | ".join(f"int8 ms, {t} thread{'s' if t > 1 else ''} (/ float32)"
+                                 for t in threads) + " |"
+    table = [head, "|" + "---|" * ((2 if int8 else 1) * len(threads) + 2)]
     for mid in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == mid]
         cells = [f"{r['eulernpu_ms']:.2f} / {r['ort_ms']:.2f} ({r['ratio']:.2f})" for r in mine]
         mem = max(mine, key=lambda r: r["memory_ratio"])
         cells.append(f"{mem['eulernpu_peak_bytes'] / 2**20:.0f} / {mem['ort_peak_bytes'] / 2**20:.0f} "
                      f"({mem['memory_ratio']:.2f})")
+        if int8:
+            cells += [f"{r['int8_ms']:.2f} ({r['int8_ratio']:.2f})" if "int8_ms" in r else "—"
+                      for r in mine]
         table.append(f"| {mid} | " + " | ".join(cells) + " |")
     means = [f"{geomean([r['ratio'] for r in rows if r['threads'] == t]):.2f}" for t in threads]
     mem_mean = geomean([r["memory_ratio"] for r in rows])
-    table.append("| geometric mean | " + " | ".join(f"({m})" for m in means) + f" | ({mem_mean:.2f}) |")
+    last = "| geometric mean | " + " | ".join(f"({m})" for m in means) + f" | ({mem_mean:.2f}) |"
+    if int8:
+        last += " " + " | ".join(
+            f"({geomean([r['int8_ratio'] for r in rows if r['threads'] == t and 'int8_ratio' in r]):.2f})"
+            for t in threads) + " |"
+    table.append(last)
     print("\n".join(table))
     if args.write_docs and not failed:
         write_docs(table)
