@@ -282,6 +282,10 @@ void conv_cases() {
   conv_case("qconv/depthwise",
             geometry(4, 4, 4, {1, 10, 9}, {1, 3, 3}, {1, 2, 2}, {1, 1, 2}, {0, 1, 2}, false),
             false);
+  // 3-D, strides along D and H, a dilation along H: the depth slices and
+  // row phases of the depthwise buffer.
+  conv_case("qconv/depthwise_3d",
+            geometry(4, 4, 4, {5, 7, 9}, {3, 3, 3}, {2, 2, 1}, {1, 2, 1}, {1, 1, 1}, false), false);
   // Output rows of 21: the vector requantization's blocks of 8 and a tail.
   conv_case("qconv/depthwise_wide",
             geometry(3, 3, 3, {1, 7, 21}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
