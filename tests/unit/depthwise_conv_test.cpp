@@ -1,7 +1,8 @@
-// cpu_ref's depthwise Conv (sdk/kit/src/kernels_conv.cpp): vectors in the
-// middle of each row, scalar edges, narrow rows scalar throughout. Each
-// output must be the bias plus its valid taps added in (kd, kh, kw) order,
-// bit for bit, whichever path computed it and whichever clone the CPU ran.
+// cpu_ref's depthwise Conv (sdk/kit/src/kernels_conv.cpp): a zero-padded
+// copy of each plane, its rows stored by stride phase, every output row of
+// a plane summed as one run of vectors. Each output must be the bias plus
+// every tap's product (w · 0 in the padding) added in (kd, kh, kw) order,
+// bit for bit, whichever clone the CPU ran.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -41,10 +42,12 @@ std::vector<float> reference(const Case& c, const std::vector<float>& x,
           for (int64_t kw = 0; kw < c.k; ++kw) {
             const int64_t ih = i * c.stride - c.pad + kh * c.dilation;
             const int64_t iw = j * c.stride - c.pad + kw * c.dilation;
-            if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+            // Zero padding: a tap outside X adds w · 0, as ONNX defines it
+            // and the im2col path computes it.
+            const bool inside = ih >= 0 && ih < c.h && iw >= 0 && iw < c.w;
+            const float xv = inside ? x[static_cast<size_t>((m * c.h + ih) * c.w + iw)] : 0.0f;
             // Two roundings, as the kernel's build has them.
-            volatile float product = w[static_cast<size_t>((m * c.k + kh) * c.k + kw)] *
-                                     x[static_cast<size_t>((m * c.h + ih) * c.w + iw)];
+            volatile float product = w[static_cast<size_t>((m * c.k + kh) * c.k + kw)] * xv;
             acc += product;
           }
         }

@@ -213,114 +213,116 @@ void fill_bias(float* y, const float* bias, int64_t channels, int64_t plane) {
   }
 }
 
-// One tap of a depthwise output row: its weight and where it reads, as
-// src[o * stride + off] for output column o.
-struct Tap {
-  const float* src;
-  float w;
-  int64_t off;
-};
-
 // 16 floats: one AVX-512 register, two AVX2 ones, four SSE or NEON ones;
-// each clone of depthwise_row lowers it to what its target has.
+// each clone of depthwise_span lowers it to what its target has.
 using Lanes = float __attribute__((vector_size(64)));
 constexpr int64_t kLanes = 16;
 
-// The 16 output columns at o of one depthwise row, every tap valid there:
-// the bias, then each tap's product added in order, as the scalar loop
-// does for each element (the build keeps a multiply and an add two
-// roundings). Stride 2 takes the even lanes of two loads, the second
-// starting one float early so that it ends on the last element used.
-template <int64_t kStride>
-[[gnu::always_inline]] inline void depthwise_lanes(float* row, const Tap* taps, size_t n,
-                                                   float bias, int64_t o) {
-  static_assert(kStride == 1 || kStride == 2);
-  Lanes acc = bias - Lanes{};
-  for (size_t t = 0; t < n; ++t) {
-    const float* p = taps[t].src + kStride * o + taps[t].off;
-    Lanes x;
-    if constexpr (kStride == 1) {
-      std::memcpy(&x, p, sizeof x);
-    } else {
-      Lanes a, b;
-      std::memcpy(&a, p, sizeof a);
-      std::memcpy(&b, p + kLanes - 1, sizeof b);
-      x = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
-    }
-    acc += taps[t].w * x;
-  }
-  std::memcpy(row + o, &acc, sizeof acc);
-}
-
-// Output columns [lo, hi) of one depthwise row, every tap valid there and
-// hi - lo >= kLanes: whole vectors, the last one overlapping its
-// predecessor where the width is not a multiple (it writes the same values
-// again). The sums stay in registers across the taps.
+// acc[i] = bias + Σ_t w[t] · base[offset[t] + i] for i in [0, span), the
+// taps added in order with two roundings each (the build keeps a multiply
+// and an add apart), 16 sums in registers across the taps; the last vector
+// overlaps its predecessor, writing the same values again.
 EULERNPU_SIMD_CLONES
-void depthwise_row(float* row, const Tap* taps, size_t n, int64_t stride, float bias, int64_t lo,
-                   int64_t hi) {
-  for (int64_t o = lo;; o += kLanes) {
-    o = std::min(o, hi - kLanes);
-    if (stride == 1) {
-      depthwise_lanes<1>(row, taps, n, bias, o);
-    } else {
-      depthwise_lanes<2>(row, taps, n, bias, o);
+void depthwise_span(const float* base, const int64_t* offset, const float* w, size_t taps,
+                    float bias, int64_t span, float* acc) {
+  if (span < kLanes) {
+    for (int64_t i = 0; i < span; ++i) {
+      float a = bias;
+      for (size_t t = 0; t < taps; ++t) a += w[t] * base[offset[t] + i];
+      acc[i] = a;
     }
-    if (o + kLanes >= hi) break;
+    return;
+  }
+  for (int64_t o = 0;; o += kLanes) {
+    o = std::min(o, span - kLanes);
+    Lanes a = bias - Lanes{};
+    for (size_t t = 0; t < taps; ++t) {
+      Lanes x;
+      std::memcpy(&x, base + offset[t] + o, sizeof x);
+      a += w[t] * x;
+    }
+    std::memcpy(acc + o, &a, sizeof a);
+    if (o + kLanes >= span) break;
   }
 }
 
-// Output columns [lo, hi) one at a time: the bias, then the valid taps in
-// order. For the edges, where some taps fall in the padding, and for rows
-// too narrow for a vector; the sum stays in a register (elements' chains
-// of adds overlap one another).
-void depthwise_scalar(float* row, const Tap* taps, size_t n, int64_t stride, int64_t in_w,
-                      float bias, int64_t lo, int64_t hi) {
-  for (int64_t o = lo; o < hi; ++o) {
-    float acc = bias;
-    for (size_t t = 0; t < n; ++t) {
-      const int64_t col = o * stride + taps[t].off;
-      if (col >= 0 && col < in_w) acc += taps[t].w * taps[t].src[col];
-    }
-    row[o] = acc;
-  }
-}
+// The buffers of one worker's depthwise planes.
+struct DepthwiseScratch {
+  std::vector<float> plane, sums;
+};
 
-// One output plane of a depthwise conv, row by row; every element sums its
-// taps in (kd, kh, kw) order after the bias.
-void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
-                     float* out) {
-  const int64_t k0 = g.kernel[0], k1 = g.kernel[1], k2 = g.kernel[2];
-  // The columns where every kw tap reads inside the row.
-  int64_t lo = 0, hi = g.out[2];
-  for (int64_t kw = 0; kw < k2; ++kw) {
-    const auto [a, b] = valid_range(kw * g.dilation[2] - g.pad[2], g.stride[2], g.in[2], g.out[2]);
-    lo = std::max(lo, a);
-    hi = std::min(hi, b);
-  }
-  const bool vectors = hi - lo >= kLanes && (g.stride[2] == 1 || g.stride[2] == 2);
-  if (!vectors) lo = hi = 0;
-  std::vector<Tap> taps;
-  taps.reserve(static_cast<size_t>(g.kernel_size()));
-  for (int64_t od = 0; od < g.out[0]; ++od) {
-    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      float* row = out + (od * g.out[1] + oh) * g.out[2];
-      taps.clear();
-      for (int64_t kd = 0; kd < k0; ++kd) {
-        const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-        if (id < 0 || id >= g.in[0]) continue;
-        for (int64_t kh = 0; kh < k1; ++kh) {
-          const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-          if (ih < 0 || ih >= g.in[1]) continue;
-          const float* src = plane + (id * g.in[1] + ih) * g.in[2];
-          for (int64_t kw = 0; kw < k2; ++kw) {
-            taps.push_back({src, wk[(kd * k1 + kh) * k2 + kw], kw * g.dilation[2] - g.pad[2]});
-          }
+// The layout of a depthwise conv's padded plane: each padded row stored as
+// its s2 phases (columns ≡ 0, 1, ... mod s2, one after the other), the rows
+// of each depth slice as their s1 phases likewise, so that output (o1, o2)
+// of tap (k1, k2) reads position o1 · row + o2 plus the tap's offset, and
+// a slice's outputs are one run of out1 · row sums whatever the strides
+// (the columns o2 >= out2 of each row are computed from the zeros beside
+// it and dropped).
+struct DepthwiseLayout {
+  Dims3 padded{};
+  int64_t phase = 0, row = 0, phase_h = 0, slice = 0, span = 0;
+  std::vector<int64_t> offsets;  // per tap, in (kd, kh, kw) order
+
+  explicit DepthwiseLayout(const Geometry& g) {
+    for (size_t d = 0; d < 3; ++d) {
+      padded[d] = std::max(g.in[d] + g.pad[d],
+                           (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
+    }
+    const int64_t s1 = g.stride[1], s2 = g.stride[2];
+    phase = (padded[2] + s2 - 1) / s2;
+    row = s2 * phase;
+    phase_h = (padded[1] + s1 - 1) / s1;
+    slice = s1 * phase_h * row;
+    span = g.out[1] * row;
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          const int64_t d = kd * g.dilation[0], h = kh * g.dilation[1], w = kw * g.dilation[2];
+          offsets.push_back(d * slice + (h % s1 * phase_h + h / s1) * row + w % s2 * phase +
+                            w / s2);
         }
       }
-      depthwise_scalar(row, taps.data(), taps.size(), g.stride[2], g.in[2], bias, 0, lo);
-      if (vectors) depthwise_row(row, taps.data(), taps.size(), g.stride[2], bias, lo, hi);
-      depthwise_scalar(row, taps.data(), taps.size(), g.stride[2], g.in[2], bias, hi, g.out[2]);
+    }
+  }
+  // One row more than the slices: the dropped columns of the last rows
+  // read past the last slice.
+  int64_t plane_floats() const { return padded[0] * slice + row; }
+};
+
+// One output plane of a depthwise conv with zero padding, as the im2col
+// path computes every other conv (and ONNX defines it): the bias, then
+// every tap's product added in (kd, kh, kw) order, a tap in the padding
+// adding w · 0.
+void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
+                     const DepthwiseLayout& l, DepthwiseScratch& scratch, float* out) {
+  const int64_t s1 = g.stride[1], s2 = g.stride[2];
+  scratch.plane.assign(static_cast<size_t>(l.plane_floats()), 0.0f);
+  float* xp = scratch.plane.data();
+  for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
+    for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
+      const float* src = plane + (i0 * g.in[1] + i1) * g.in[2];
+      const int64_t h = i1 + g.pad[1];
+      float* dst = xp + (i0 + g.pad[0]) * l.slice + (h % s1 * l.phase_h + h / s1) * l.row;
+      if (s2 == 1) {
+        std::memcpy(dst + g.pad[2], src, static_cast<size_t>(g.in[2]) * sizeof(float));
+        continue;
+      }
+      // Phase f holds padded columns f, f + s2, ...: inputs i2 from the
+      // first with (pad + i2) % s2 == f, every s2-th.
+      for (int64_t f = 0; f < s2; ++f) {
+        const int64_t first = ((f - g.pad[2]) % s2 + s2) % s2;
+        float* d = dst + f * l.phase + (g.pad[2] + first) / s2;
+        for (int64_t i2 = first; i2 < g.in[2]; i2 += s2) *d++ = src[i2];
+      }
+    }
+  }
+  scratch.sums.resize(static_cast<size_t>(l.span));
+  for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+    depthwise_span(xp + o0 * g.stride[0] * l.slice, l.offsets.data(), wk, l.offsets.size(), bias,
+                   l.span, scratch.sums.data());
+    for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+      std::memcpy(out + (o0 * g.out[1] + o1) * g.out[2], scratch.sums.data() + o1 * l.row,
+                  static_cast<size_t>(g.out[2]) * sizeof(float));
     }
   }
 }
@@ -334,11 +336,14 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   float* y = ctx.outputs[0].as<float>();
   const int64_t m_per_group = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
+  const DepthwiseLayout layout(g);
   parallel_for(g.batch * g.out_channels, ctx.threads, [&](int64_t begin, int64_t end) {
+    DepthwiseScratch scratch;
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
       const float* plane = x + (n * g.in_channels + m / m_per_group) * in_size;
-      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, y + nm * out_size);
+      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, layout, scratch,
+                      y + nm * out_size);
       if (ctx.epilogue) ctx.epilogue->fn(ctx.epilogue->state, nm * out_size, out_size);
     }
   });
