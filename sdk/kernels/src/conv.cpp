@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "depthwise_layout.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "requantize_row.hpp"
 #include "simd_clones.hpp"
@@ -15,6 +16,7 @@ namespace eulernpu::kernels {
 namespace {
 
 namespace qmath = sdk::qmath;
+using detail::DepthwiseLayout;
 
 // Indexes i in [0, n) with 0 <= i · stride + offset < limit.
 std::pair<int64_t, int64_t> reaching(int64_t n, int64_t stride, int64_t offset, int64_t limit) {
@@ -202,76 +204,39 @@ void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
 }
 
 // Depthwise (one input and one output channel per group): per plane, X
-// minus its zero point in a zero-padded buffer, then a multiply-add per tap
-// over all output rows at once, with no bounds checks inside. The buffer
-// holds each depth slice as s2 planes, one per column phase (columns ≡ 0,
-// 1, ... mod s2), each with its rows stored by row phase likewise, rows of
-// `phase` values: output (o1, o2) of tap (k1, k2) then reads position
-// o1 · phase + o2 plus the tap's offset, so the outputs of a slice are one
-// run of out1 · phase sums whatever the strides. The columns o2 >= out2 of
-// each row are computed from the zeros beside it and dropped; the zero
-// padding adds w · 0 = 0, exact in integers. Short rows (a 12-wide map)
-// thus still run as long vectors.
+// minus its zero point in a zero-padded buffer (depthwise_layout.hpp), then
+// a multiply-add per tap over all output rows of a depth slice at once,
+// with no bounds checks inside; the zero padding adds w · 0 = 0, exact in
+// integers.
 void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_all,
                      const int32_t* bias, const qmath::FixedMultiplier* m, int8_t* y_all,
                      const TaskRunner& r, int threads) {
   const ConvGeometry& g = p.g;
-  Dims3 padded{};
-  for (size_t d = 0; d < 3; ++d) {
-    padded[d] = std::max(g.in[d] + g.pad[d],
-                         (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
-  }
   if (g.out_size() == 0) return;
-  const int64_t ksize = g.kernel_size(), s1 = g.stride[1], s2 = g.stride[2];
-  const int64_t phase = (padded[2] + s2 - 1) / s2;    // a stored row
-  const int64_t phase_h = (padded[1] + s1 - 1) / s1;  // rows per row phase
-  const int64_t plane_w = s1 * phase_h * phase, slice = s2 * plane_w;
-  const int64_t span = g.out[1] * phase;  // one slice's sums, dropped columns included
-  // Where padded row h, column c of a slice is.
-  auto at = [&](int64_t h, int64_t c) {
-    return c % s2 * plane_w + (h % s1 * phase_h + h / s1) * phase + c / s2;
-  };
-  std::vector<int64_t> tap_offsets(static_cast<size_t>(ksize));
-  for (int64_t t = 0; t < ksize; ++t) {
-    const Dims3 k = tap_offset(g, t);
-    tap_offsets[static_cast<size_t>(t)] = k[0] * slice + at(k[1], k[2]);
-  }
+  const DepthwiseLayout l(g);
+  const int64_t ksize = g.kernel_size();
   for_each_task(r, g.batch * g.in_channels, threads, [&](int64_t task) {
     const int64_t ch = task % g.in_channels;
-    // One row more than the slices: the dropped columns of the last rows
-    // read past the last slice.
-    std::vector<int32_t> xp(static_cast<size_t>(padded[0] * slice + phase), 0);
-    const int8_t* x = x_all + task * g.in_size();
-    for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
-      for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
-        const int8_t* src = x + (i0 * g.in[1] + i1) * g.in[2];
-        int32_t* base = xp.data() + (i0 + g.pad[0]) * slice;
-        // Column phase f: inputs i2 from the first with (pad + i2) % s2 == f,
-        // every s2-th, one after the other.
-        for (int64_t f = 0; f < std::min(s2, g.in[2]); ++f) {
-          const int64_t first = ((f - g.pad[2]) % s2 + s2) % s2;
-          int32_t* d = base + at(i1 + g.pad[1], g.pad[2] + first);
-          for (int64_t i2 = first; i2 < g.in[2]; i2 += s2) *d++ = src[i2] - p.x_zero_point;
-        }
-      }
-    }
+    std::vector<int32_t> xp(static_cast<size_t>(l.size()), 0);
+    l.fill(g, x_all + task * g.in_size(), xp.data(),
+           [&](int8_t v) { return int32_t{v} - p.x_zero_point; });
     // The channel's taps with a non-zero weight.
     std::vector<int64_t> offset;
     std::vector<int32_t> weight;
     for (int64_t t = 0; t < ksize; ++t) {
       const int8_t wv = w_all[ch * ksize + t];
       if (wv == 0) continue;
-      offset.push_back(tap_offsets[static_cast<size_t>(t)]);
+      offset.push_back(l.offsets[static_cast<size_t>(t)]);
       weight.push_back(wv);
     }
     int8_t* y = y_all + task * g.out_size();
-    std::vector<int32_t> acc(static_cast<size_t>(span));
+    std::vector<int32_t> acc(static_cast<size_t>(l.span));
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
       std::fill(acc.begin(), acc.end(), bias[ch]);
-      depthwise_row(xp.data() + o0 * g.stride[0] * slice, offset, weight, span, acc.data());
+      depthwise_row(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-        detail::requantize_row(acc.data() + o1 * phase, g.out[2], 0, m[ch], p.y_zero_point, p.qmin,
-                               p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
+        detail::requantize_row(acc.data() + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point,
+                               p.qmin, p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
       }
     }
   });

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "depthwise_layout.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
@@ -251,77 +252,24 @@ struct DepthwiseScratch {
   std::vector<float> plane, sums;
 };
 
-// The layout of a depthwise conv's padded plane: each padded row stored as
-// its s2 phases (columns ≡ 0, 1, ... mod s2, one after the other), the rows
-// of each depth slice as their s1 phases likewise, so that output (o1, o2)
-// of tap (k1, k2) reads position o1 · row + o2 plus the tap's offset, and
-// a slice's outputs are one run of out1 · row sums whatever the strides
-// (the columns o2 >= out2 of each row are computed from the zeros beside
-// it and dropped).
-struct DepthwiseLayout {
-  Dims3 padded{};
-  int64_t phase = 0, row = 0, phase_h = 0, slice = 0, span = 0;
-  std::vector<int64_t> offsets;  // per tap, in (kd, kh, kw) order
-
-  explicit DepthwiseLayout(const Geometry& g) {
-    for (size_t d = 0; d < 3; ++d) {
-      padded[d] = std::max(g.in[d] + g.pad[d],
-                           (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
-    }
-    const int64_t s1 = g.stride[1], s2 = g.stride[2];
-    phase = (padded[2] + s2 - 1) / s2;
-    row = s2 * phase;
-    phase_h = (padded[1] + s1 - 1) / s1;
-    slice = s1 * phase_h * row;
-    span = g.out[1] * row;
-    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-          const int64_t d = kd * g.dilation[0], h = kh * g.dilation[1], w = kw * g.dilation[2];
-          offsets.push_back(d * slice + (h % s1 * phase_h + h / s1) * row + w % s2 * phase +
-                            w / s2);
-        }
-      }
-    }
-  }
-  // One row more than the slices: the dropped columns of the last rows
-  // read past the last slice.
-  int64_t plane_floats() const { return padded[0] * slice + row; }
-};
+using kernels::detail::DepthwiseLayout;
 
 // One output plane of a depthwise conv with zero padding, as the im2col
 // path computes every other conv (and ONNX defines it): the bias, then
 // every tap's product added in (kd, kh, kw) order, a tap in the padding
-// adding w · 0.
+// adding w · 0. The plane goes into the padded buffer of
+// depthwise_layout.hpp first, so all output rows of a depth slice are one
+// run of sums.
 void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
                      const DepthwiseLayout& l, DepthwiseScratch& scratch, float* out) {
-  const int64_t s1 = g.stride[1], s2 = g.stride[2];
-  scratch.plane.assign(static_cast<size_t>(l.plane_floats()), 0.0f);
-  float* xp = scratch.plane.data();
-  for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
-      const float* src = plane + (i0 * g.in[1] + i1) * g.in[2];
-      const int64_t h = i1 + g.pad[1];
-      float* dst = xp + (i0 + g.pad[0]) * l.slice + (h % s1 * l.phase_h + h / s1) * l.row;
-      if (s2 == 1) {
-        std::memcpy(dst + g.pad[2], src, static_cast<size_t>(g.in[2]) * sizeof(float));
-        continue;
-      }
-      // Phase f holds padded columns f, f + s2, ...: inputs i2 from the
-      // first with (pad + i2) % s2 == f, every s2-th.
-      for (int64_t f = 0; f < s2; ++f) {
-        const int64_t first = ((f - g.pad[2]) % s2 + s2) % s2;
-        float* d = dst + f * l.phase + (g.pad[2] + first) / s2;
-        for (int64_t i2 = first; i2 < g.in[2]; i2 += s2) *d++ = src[i2];
-      }
-    }
-  }
+  scratch.plane.assign(static_cast<size_t>(l.size()), 0.0f);
+  l.fill(g, plane, scratch.plane.data(), [](float v) { return v; });
   scratch.sums.resize(static_cast<size_t>(l.span));
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-    depthwise_span(xp + o0 * g.stride[0] * l.slice, l.offsets.data(), wk, l.offsets.size(), bias,
-                   l.span, scratch.sums.data());
+    depthwise_span(scratch.plane.data() + o0 * g.stride[0] * l.slice, l.offsets.data(), wk,
+                   l.offsets.size(), bias, l.span, scratch.sums.data());
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-      std::memcpy(out + (o0 * g.out[1] + o1) * g.out[2], scratch.sums.data() + o1 * l.row,
+      std::memcpy(out + (o0 * g.out[1] + o1) * g.out[2], scratch.sums.data() + o1 * l.phase,
                   static_cast<size_t>(g.out[2]) * sizeof(float));
     }
   }

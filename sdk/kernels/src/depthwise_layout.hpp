@@ -1,0 +1,81 @@
+// The padded plane of a depthwise convolution, shared by the int8 kernel
+// (conv.cpp) and cpu_ref's float32 one (sdk/kit/src/kernels_conv.cpp).
+// Each depth slice is stored as s2 planes, one per column phase (columns
+// ≡ 0, 1, ... mod s2), each with its rows stored by row phase likewise,
+// rows of `phase` values. Output (o1, o2) of tap (k1, k2) then reads
+// position o1 · phase + o2 plus the tap's offset, so a slice's outputs are
+// one run of out1 · phase sums whatever the strides: long vectors even on
+// a 10-wide map. The columns o2 >= out2 of each row are computed from the
+// zeros beside it and dropped.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace eulernpu::kernels::detail {
+
+struct DepthwiseLayout {
+  std::array<int64_t, 3> padded{};
+  int64_t s1 = 1, s2 = 1;
+  int64_t phase = 0;             // a stored row
+  int64_t phase_h = 0;           // rows per row phase
+  int64_t plane_w = 0;           // one column phase of a slice
+  int64_t slice = 0;             // one depth slice
+  int64_t span = 0;              // one slice's sums, dropped columns included
+  std::vector<int64_t> offsets;  // per tap, in (kd, kh, kw) order
+
+  // `G`: a conv geometry with in, out, kernel, stride, dilation and pad
+  // (begin pads), each three extents.
+  template <typename G>
+  explicit DepthwiseLayout(const G& g) : s1(g.stride[1]), s2(g.stride[2]) {
+    for (size_t d = 0; d < 3; ++d) {
+      padded[d] = std::max(g.in[d] + g.pad[d],
+                           (g.out[d] - 1) * g.stride[d] + (g.kernel[d] - 1) * g.dilation[d] + 1);
+    }
+    phase = (padded[2] + s2 - 1) / s2;
+    phase_h = (padded[1] + s1 - 1) / s1;
+    plane_w = s1 * phase_h * phase;
+    slice = s2 * plane_w;
+    span = g.out[1] * phase;
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          offsets.push_back(kd * g.dilation[0] * slice +
+                            at(kh * g.dilation[1], kw * g.dilation[2]));
+        }
+      }
+    }
+  }
+
+  // Where padded row h, column c of a slice is.
+  int64_t at(int64_t h, int64_t c) const {
+    return c % s2 * plane_w + (h % s1 * phase_h + h / s1) * phase + c / s2;
+  }
+
+  // The buffer's size: one row more than the slices, which the dropped
+  // columns of the last rows read.
+  int64_t size() const { return padded[0] * slice + phase; }
+
+  // Copies plane `x` (in[0] × in[1] × in[2]) into `buffer` (size(), zeroed)
+  // at its padded places, each value through convert.
+  template <typename G, typename In, typename Out, typename Convert>
+  void fill(const G& g, const In* x, Out* buffer, Convert convert) const {
+    for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
+      for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
+        const In* src = x + (i0 * g.in[1] + i1) * g.in[2];
+        Out* base = buffer + (i0 + g.pad[0]) * slice;
+        // Column phase f: inputs i2 from the first with (pad + i2) % s2 ==
+        // f, every s2-th, one after the other.
+        for (int64_t f = 0; f < s2; ++f) {
+          const int64_t first = ((f - g.pad[2]) % s2 + s2) % s2;
+          Out* d = base + at(i1 + g.pad[1], g.pad[2] + first);
+          for (int64_t i2 = first; i2 < g.in[2]; i2 += s2) *d++ = convert(src[i2]);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace eulernpu::kernels::detail
