@@ -24,10 +24,12 @@ constexpr uint32_t kF64 = ENP_DTYPE_BIT(ENP_DTYPE_FLOAT64);
 
 // GemmPlan: below kMinSplitFlops one call beats sharing out blocks; above
 // it, blocks of about kBlockFlops (each OpenBLAS call repacks the operand
-// the blocks share, so fewer, larger blocks run faster; measured on
-// benchmarks/), at most kMaxBlocks, at least kMinBlock wide.
+// the blocks share, so larger blocks run faster on one thread, but a conv
+// of one block leaves the second thread idle: at 8 MFLOP rather than 32,
+// mlsd_tiny320 and det_ppocrv4 ran 8-10 % faster at 2 threads and the same
+// at 1), at most kMaxBlocks, at least kMinBlock wide.
 constexpr double kMinSplitFlops = 4e6;
-constexpr double kBlockFlops = 32e6;
+constexpr double kBlockFlops = 8e6;
 constexpr int64_t kMaxBlocks = 16;
 constexpr int64_t kMinBlock = 128;
 
