@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "elementwise_common.hpp"
+#include "simd_clones.hpp"
 #include "eulernpu/kit/lowered_graph.hpp"
 
 namespace eulernpu::kit::elementwise {
@@ -269,6 +270,26 @@ class Chain {
                     float lo, float hi) {
     switch (s.kind) {
       case Kind::kRelu:
+      case Kind::kClip:
+      case Kind::kHardSigmoid:
+        return unary_block(s.kind, in, v, len, lo, hi);
+      default: {
+        // A tensor operand is read at the block's place; a single element
+        // is `scalar`.
+        const float* w = s.scalar ? nullptr : s.operand + at;
+        return binary_block(s.kind, s.value_first, in, w, scalar, v, len);
+      }
+    }
+  }
+
+  // The block loops, compiled for AVX-512, AVX2 and the baseline
+  // (simd_clones.hpp): the same IEEE operations in each, the build keeping
+  // every multiply and add two roundings, so every clone gives the bytes of
+  // the nodes' own kernels.
+  EULERNPU_SIMD_CLONES
+  static void unary_block(Kind kind, const float* in, float* v, int64_t len, float lo, float hi) {
+    switch (kind) {
+      case Kind::kRelu:
         for (int64_t j = 0; j < len; ++j) v[j] = is_nan(in[j]) || in[j] > 0 ? in[j] : 0.0f;
         return;
       case Kind::kClip:
@@ -277,30 +298,42 @@ class Chain {
       case Kind::kHardSigmoid:
         for (int64_t j = 0; j < len; ++j) v[j] = hard_sigmoid(in[j], lo, hi);
         return;
+      default:
+        return;
+    }
+  }
+
+  // w: the other operand's block, or null for the single element `scalar`.
+  EULERNPU_SIMD_CLONES
+  static void binary_block(Kind kind, bool value_first, const float* in, const float* w,
+                           float scalar, float* v, int64_t len) {
+    switch (kind) {
       case Kind::kAdd:
-        return binary(s, in, v, len, at, scalar, AddOp{});
+        return binary(value_first, in, w, scalar, v, len, AddOp{});
       case Kind::kSub:
-        return binary(s, in, v, len, at, scalar, SubOp{});
+        return binary(value_first, in, w, scalar, v, len, SubOp{});
       case Kind::kMul:
-        return binary(s, in, v, len, at, scalar, MulOp{});
+        return binary(value_first, in, w, scalar, v, len, MulOp{});
       case Kind::kDiv:
-        return binary(s, in, v, len, at, scalar, DivOp{});
+        return binary(value_first, in, w, scalar, v, len, DivOp{});
+      default:
+        return;
     }
   }
 
   template <typename Op>
-  static void binary(const Step& s, const float* in, float* v, int64_t len, int64_t at,
-                     float scalar, Op op) {
-    if (s.scalar) {
-      if (s.value_first) {
+  [[gnu::always_inline]] static inline void binary(bool value_first, const float* in,
+                                                   const float* w, float scalar, float* v,
+                                                   int64_t len, Op op) {
+    if (w == nullptr) {
+      if (value_first) {
         for (int64_t j = 0; j < len; ++j) v[j] = op(in[j], scalar);
       } else {
         for (int64_t j = 0; j < len; ++j) v[j] = op(scalar, in[j]);
       }
       return;
     }
-    const float* w = s.operand + at;
-    if (s.value_first) {
+    if (value_first) {
       for (int64_t j = 0; j < len; ++j) v[j] = op(in[j], w[j]);
     } else {
       for (int64_t j = 0; j < len; ++j) v[j] = op(w[j], in[j]);
