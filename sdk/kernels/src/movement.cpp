@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace eulernpu::kernels {
 namespace {
@@ -107,9 +108,36 @@ void gather_rows_as(const GatherParams& p, const int64_t* indices, int64_t count
 
 // Pad's rows of y: each row's outer coordinates give one offset into x (or
 // the padding), its last axis a map lookup per element.
+// A run of the last axis's map: `len` outputs from j that read consecutive
+// inputs from m on, or the fill value (m < 0).
+struct PadRun {
+  int64_t j, len, m;
+};
+
+// The last axis's map as runs: a constant pad is one copy between two
+// fills, so each row is a few memcpy calls instead of one per element.
+std::vector<PadRun> pad_runs(const Dims& last) {
+  std::vector<PadRun> runs;
+  for (int64_t j = 0; j < static_cast<int64_t>(last.size()); ++j) {
+    const int64_t m = last[static_cast<size_t>(j)];
+    if (!runs.empty()) {
+      PadRun& r = runs.back();
+      const bool fills = r.m < 0 && m < 0;
+      const bool follows = r.m >= 0 && m == r.m + r.len;
+      if (fills || follows) {
+        ++r.len;
+        continue;
+      }
+    }
+    runs.push_back({j, 1, m < 0 ? -1 : m});
+  }
+  return runs;
+}
+
 struct PadRows {
   const PadParams& p;
   const Dims& x_strides;
+  const std::vector<PadRun>& runs;
   const uint8_t* x;
   const void* fill;
   uint8_t* y;
@@ -118,7 +146,6 @@ struct PadRows {
   void run(int64_t begin, int64_t end) const {
     const size_t rank = p.y.size();
     const int64_t inner = p.y.back();
-    const Dims& last = p.maps.back();
     for (int64_t row = begin; row < end; ++row) {
       int64_t off = 0;
       auto rest = static_cast<size_t>(row);
@@ -129,10 +156,13 @@ struct PadRows {
         off = m < 0 ? -1 : off + m * x_strides[d];
       }
       uint8_t* out = y + static_cast<size_t>(row * inner) * W;
-      for (int64_t j = 0; j < inner; ++j) {
-        const int64_t m = last[static_cast<size_t>(j)];
-        const void* from = off < 0 || m < 0 ? fill : x + static_cast<size_t>(off + m) * W;
-        std::memcpy(out + static_cast<size_t>(j) * W, from, W);
+      for (const PadRun& r : runs) {
+        uint8_t* to = out + static_cast<size_t>(r.j) * W;
+        if (off < 0 || r.m < 0) {
+          for (int64_t k = 0; k < r.len; ++k) std::memcpy(to + static_cast<size_t>(k) * W, fill, W);
+        } else {
+          std::memcpy(to, x + static_cast<size_t>(off + r.m) * W, static_cast<size_t>(r.len) * W);
+        }
       }
     }
   }
@@ -312,7 +342,8 @@ void pad(const PadParams& p, size_t width, const void* x, const void* fill, void
   }
   const Dims s = row_major_strides(p.x);
   const int64_t rows = n / p.y.back();
-  const PadRows rows_of{p, s, static_cast<const uint8_t*>(x), fill, dst};
+  const std::vector<PadRun> runs = pad_runs(p.maps.back());
+  const PadRows rows_of{p, s, runs, static_cast<const uint8_t*>(x), fill, dst};
   const int threads = threads_for(r, n, kMoveGrain);
   switch (width) {
     case 1:
