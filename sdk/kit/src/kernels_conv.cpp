@@ -234,7 +234,29 @@ void depthwise_span(const float* base, const int64_t* offset, const float* w, si
     }
     return;
   }
-  for (int64_t o = 0;; o += kLanes) {
+  // Four vectors at a time: four independent chains of adds keep the adder
+  // busy where one chain would wait out each add's latency.
+  int64_t o = 0;
+  for (; o + 4 * kLanes <= span; o += 4 * kLanes) {
+    Lanes a0 = bias - Lanes{}, a1 = a0, a2 = a0, a3 = a0;
+    for (size_t t = 0; t < taps; ++t) {
+      const float* p = base + offset[t] + o;
+      Lanes x0, x1, x2, x3;
+      std::memcpy(&x0, p, sizeof x0);
+      std::memcpy(&x1, p + kLanes, sizeof x1);
+      std::memcpy(&x2, p + 2 * kLanes, sizeof x2);
+      std::memcpy(&x3, p + 3 * kLanes, sizeof x3);
+      a0 += w[t] * x0;
+      a1 += w[t] * x1;
+      a2 += w[t] * x2;
+      a3 += w[t] * x3;
+    }
+    std::memcpy(acc + o, &a0, sizeof a0);
+    std::memcpy(acc + o + kLanes, &a1, sizeof a1);
+    std::memcpy(acc + o + 2 * kLanes, &a2, sizeof a2);
+    std::memcpy(acc + o + 3 * kLanes, &a3, sizeof a3);
+  }
+  for (; o < span; o += kLanes) {
     o = std::min(o, span - kLanes);
     Lanes a = bias - Lanes{};
     for (size_t t = 0; t < taps; ++t) {
@@ -243,7 +265,6 @@ void depthwise_span(const float* base, const int64_t* offset, const float* w, si
       a += w[t] * x;
     }
     std::memcpy(acc + o, &a, sizeof a);
-    if (o + kLanes >= span) break;
   }
 }
 
