@@ -162,6 +162,24 @@ class SpecErrorTest(CliTestCase):
         self.assertEqual(sorted(os.listdir(self.path("real"))), before)
 
 
+class IrFileAsModelTest(CliTestCase):
+    """An IR file given as a source model: the error names the option that reads it."""
+
+    def test_mblt_given_to_model_points_at_mblt(self):
+        mblt = self.path("mlp.mblt")
+        self.ok("parse", "--spec", SPEC, "--weights", WEIGHTS, "--output", mblt)
+        out = self.path("a.art")
+        _, m = self.error("compile", "--model", mblt, "--out", out,
+                          title="no frontend for this model", where="is an IR file")
+        self.assertIn("--mblt " + mblt, m["fix"])
+        self.assert_absent(out)
+        _, m = self.error("parse", "--model", mblt, "--output", self.path("again.mblt"),
+                          title="no frontend for this model")
+        self.assertIn("eulernpu compile --mblt", m["fix"])
+        # --mblt reads it.
+        self.ok("compile", "--mblt", mblt, "--out", out)
+
+
 class NpzErrorTest(CliTestCase):
     def truncated(self, source, keep):
         path = self.path("truncated.npz")

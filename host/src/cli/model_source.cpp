@@ -1,5 +1,7 @@
 #include "cli/model_source.hpp"
 
+#include <filesystem>
+
 #include "core/error.hpp"
 #include "formats/ir_file.hpp"
 
@@ -78,6 +80,16 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
   out.path = args[args.count("spec") ? "spec" : "model"].as<std::string>();
   ImportOptions import;
   import.frontend = optional_string(args, "frontend");
+  // An IR file given as a source model: no frontend reads it, and the
+  // generic error would not say which option does.
+  if (import.frontend.empty() && std::filesystem::path(out.path).extension() == ".mblt") {
+    throw UserError(
+        "no frontend for this model",
+        "'" + out.path + "' is an IR file written by 'eulernpu parse', not a source model",
+        command == "parse"
+            ? "it is parsed already: compile it with 'eulernpu compile --mblt " + out.path + "'"
+            : "pass it with --mblt " + out.path);
+  }
   if (args.count("weights")) {
     import.weights = args["weights"].as<std::string>();
     out.weights_path = import.weights->string();
