@@ -134,9 +134,8 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRun
 #define EULERNPU_DEPTHWISE_VECTORS 1
 typedef int32_t I32x16 __attribute__((vector_size(64)));
 
-// depthwise_row's unit-stride blocks of 16 outputs on x86-64, their sums
-// in one AVX-512 register (two AVX2 ones) across every tap; returns how
-// many outputs it did.
+// depthwise_sums's blocks of 16 sums on x86-64, in one AVX-512 register
+// (two AVX2 ones) across every tap; returns how many sums it did.
 EULERNPU_SIMD_CLONES
 int64_t depthwise_vectors(const int32_t* row0, const int64_t* offset, const int32_t* w, size_t taps,
                           int64_t n, int32_t* acc) {
@@ -158,42 +157,41 @@ int64_t depthwise_vectors(const int32_t* row0, const int64_t* offset, const int3
 #endif
 
 // acc[0..n) += Σ_t w[t] · row0[offset[t] + i] over the taps with a
-// non-zero weight: one output row of a depthwise conv. 16 outputs stay in
-// registers across every tap (a load and a multiply-
-// accumulate per vector, where the loop below also loads and stores the
-// accumulators per tap): NEON in four registers, then 4 at a time; x86-64
-// in depthwise_vectors. The integers are the same.
-void depthwise_row(const int32_t* row0, const std::vector<int64_t>& offset,
-                   const std::vector<int32_t>& w, int64_t n, int32_t* acc) {
+// non-zero weight: the sums of a depthwise conv's depth slice, all its
+// output rows in one run (depthwise_layout.hpp). 16 sums stay in registers
+// across every tap (a load and a multiply-accumulate per vector, where the
+// loop below also loads and stores the accumulators per tap): NEON in four
+// registers, then 4 at a time; x86-64 in depthwise_vectors. The integers
+// are the same.
+void depthwise_sums(const int32_t* row0, const std::vector<int64_t>& offset,
+                    const std::vector<int32_t>& w, int64_t n, int32_t* acc) {
   int64_t i0 = 0;
 #if EULERNPU_DEPTHWISE_VECTORS
   i0 = depthwise_vectors(row0, offset.data(), w.data(), offset.size(), n, acc);
 #endif
 #if EULERNPU_KERNELS_HAVE_NEON
-  {
-    for (; i0 + 16 <= n; i0 += 16) {
-      int32x4_t a0 = vld1q_s32(acc + i0), a1 = vld1q_s32(acc + i0 + 4);
-      int32x4_t a2 = vld1q_s32(acc + i0 + 8), a3 = vld1q_s32(acc + i0 + 12);
-      for (size_t t = 0; t < offset.size(); ++t) {
-        const int32_t* x = row0 + offset[t] + i0;
-        a0 = vmlaq_n_s32(a0, vld1q_s32(x), w[t]);
-        a1 = vmlaq_n_s32(a1, vld1q_s32(x + 4), w[t]);
-        a2 = vmlaq_n_s32(a2, vld1q_s32(x + 8), w[t]);
-        a3 = vmlaq_n_s32(a3, vld1q_s32(x + 12), w[t]);
-      }
-      vst1q_s32(acc + i0, a0);
-      vst1q_s32(acc + i0 + 4, a1);
-      vst1q_s32(acc + i0 + 8, a2);
-      vst1q_s32(acc + i0 + 12, a3);
+  for (; i0 + 16 <= n; i0 += 16) {
+    int32x4_t a0 = vld1q_s32(acc + i0), a1 = vld1q_s32(acc + i0 + 4);
+    int32x4_t a2 = vld1q_s32(acc + i0 + 8), a3 = vld1q_s32(acc + i0 + 12);
+    for (size_t t = 0; t < offset.size(); ++t) {
+      const int32_t* x = row0 + offset[t] + i0;
+      a0 = vmlaq_n_s32(a0, vld1q_s32(x), w[t]);
+      a1 = vmlaq_n_s32(a1, vld1q_s32(x + 4), w[t]);
+      a2 = vmlaq_n_s32(a2, vld1q_s32(x + 8), w[t]);
+      a3 = vmlaq_n_s32(a3, vld1q_s32(x + 12), w[t]);
     }
-    // What is left of the row, four at a time (a 28-wide row is 16 + 3 × 4).
-    for (; i0 + 4 <= n; i0 += 4) {
-      int32x4_t a = vld1q_s32(acc + i0);
-      for (size_t t = 0; t < offset.size(); ++t) {
-        a = vmlaq_n_s32(a, vld1q_s32(row0 + offset[t] + i0), w[t]);
-      }
-      vst1q_s32(acc + i0, a);
+    vst1q_s32(acc + i0, a0);
+    vst1q_s32(acc + i0 + 4, a1);
+    vst1q_s32(acc + i0 + 8, a2);
+    vst1q_s32(acc + i0 + 12, a3);
+  }
+  // What is left, four at a time (28 sums are 16 + 3 × 4).
+  for (; i0 + 4 <= n; i0 += 4) {
+    int32x4_t a = vld1q_s32(acc + i0);
+    for (size_t t = 0; t < offset.size(); ++t) {
+      a = vmlaq_n_s32(a, vld1q_s32(row0 + offset[t] + i0), w[t]);
     }
+    vst1q_s32(acc + i0, a);
   }
 #endif
   for (size_t t = 0; t < offset.size(); ++t) {
@@ -233,7 +231,7 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
     std::vector<int32_t> acc(static_cast<size_t>(l.span));
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
       std::fill(acc.begin(), acc.end(), bias[ch]);
-      depthwise_row(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
+      depthwise_sums(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
         detail::requantize_row(acc.data() + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point,
                                p.qmin, p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
