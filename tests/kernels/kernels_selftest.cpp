@@ -311,6 +311,39 @@ void conv_cases() {
             geometry(3, 4, 1, {2, 3, 5}, {2, 1, 3}, {2, 1, 3}, {1, 1, 1}, {0, 0, 0}, true), true);
 }
 
+// im2col of a box of output positions as npu_sim's tiles ask for it: g.out
+// left unset, the box reaching past the real output (a tile padded to the
+// engine's size), strides and padding on both sides. Each column element
+// is its tap's input or the zero point, by the definition.
+void im2col_box_cases() {
+  k::ConvGeometry g;
+  g.in = {1, 7, 9};
+  g.kernel = {1, 3, 3};
+  g.stride = {1, 2, 2};
+  g.pad = {0, 1, 1};
+  g.dilation = {1, 1, 1};
+  const int64_t channels = 2, ksize = 9;
+  const k::Dims3 begin{0, 1, 2}, count{1, 4, 6};  // output rows 1-4, columns 2-7 (of 4 × 5)
+  const Bytes x = codes(channels * 7 * 9);
+  const int8_t zp = -3;
+  const int64_t width = count[1] * count[2];
+  Bytes got(static_cast<size_t>(channels * ksize * width)), want(got.size());
+  k::im2col_box(x.data(), g, channels, begin, count, zp, got.data());
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t t = 0; t < ksize; ++t) {
+      for (int64_t a = 0; a < count[1]; ++a) {
+        for (int64_t e = 0; e < count[2]; ++e) {
+          const int64_t ih = (begin[1] + a) * 2 - 1 + t / 3, iw = (begin[2] + e) * 2 - 1 + t % 3;
+          const bool inside = ih >= 0 && ih < 7 && iw >= 0 && iw < 9;
+          want[static_cast<size_t>((c * ksize + t) * width + a * count[2] + e)] =
+              inside ? x[static_cast<size_t>((c * 7 + ih) * 9 + iw)] : zp;
+        }
+      }
+    }
+  }
+  report("im2col_box/past_the_output", got, got, want);
+}
+
 // The requantization of a row of accumulators (NEON lanes on ARM) against
 // qmath::requantize, one output at a time, at the edges of its arithmetic:
 // int32's extremes, the largest and smallest multipliers and shifts, zero,
@@ -792,6 +825,7 @@ int main() {
   gemm_cases();
   requantize_cases();
   conv_cases();
+  im2col_box_cases();
   matmul_cases();
   elementwise_cases();
   elementwise_row_cases();

@@ -190,14 +190,13 @@ TEST(ElementwiseChainTest, AResultReadTwiceEndsTheChain) {
   EXPECT_EQ(fused, g.run(x, false).first);
 }
 
-// x -> Conv 3x3 (3 -> 3 channels, same size) -> Relu -> Add x -> y, with y
-// at `y_offset`; the Conv's output at t, the Relu's at r.
-Graph conv_relu_add(int64_t y_offset) {
+// x -> Conv 3x3 (3 -> 3 channels, same size) -> t, with the graph output
+// y declared at `y_offset`; the caller adds the nodes after the Conv.
+Graph conv_3x3(int64_t y_offset) {
   Graph g;
   const int64_t bytes = kCount * 4;
   g.tensor("x", kShape, "input", 0);
   g.tensor("t", kShape, "intermediate", bytes);
-  g.tensor("r", kShape, "intermediate", 2 * bytes);
   g.tensor("y", kShape, "output", y_offset);
   g.tensor("w", {3, 3, 3, 3}, "weight");
   g.tensor("b", {3}, "weight");
@@ -207,10 +206,17 @@ Graph conv_relu_add(int64_t y_offset) {
   for (float& v : g.weights["w"]) v = dist(rng);
   g.weights["b"] = {0.5f, -0.25f, 0.0f};
   g.node("Conv", {"x", "w", "b"}, "t", {{"kernel_shape", {3, 3}}, {"pads", {1, 1, 1, 1}}});
-  g.node("Relu", {"t"}, "r");
-  g.node("Add", {"r", "x"}, "y");
   g.lowered.graph.inputs = {"x"};
   g.lowered.graph.outputs = {"y"};
+  return g;
+}
+
+// x -> Conv -> t -> Relu -> r -> Add x -> y, with y at `y_offset`.
+Graph conv_relu_add(int64_t y_offset) {
+  Graph g = conv_3x3(y_offset);
+  g.tensor("r", kShape, "intermediate", 2 * kCount * 4);
+  g.node("Relu", {"t"}, "r");
+  g.node("Add", {"r", "x"}, "y");
   return g;
 }
 
@@ -237,9 +243,7 @@ TEST(ElementwiseChainTest, NoEpilogueWritesOverTheConvsInput) {
 // below opset 14. With `extra_reader`, z = Sigmoid(t), which no chain
 // takes, reads the Conv's output too (z and y are the graph's outputs).
 Graph conv_hard_swish(int64_t y_offset, bool extra_reader) {
-  Graph g = conv_relu_add(y_offset);
-  g.lowered.graph.nodes.resize(1);
-  g.lowered.plan.schedule.resize(1);
+  Graph g = conv_3x3(y_offset);
   g.tensor("h", kShape, "intermediate", 2 * kCount * 4);
   g.node("HardSigmoid", {"t"}, "h", {{"alpha", 1.0 / 6.0}, {"beta", 0.5}}, 11);
   g.node("Mul", {"t", "h"}, "y");

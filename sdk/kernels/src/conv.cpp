@@ -32,68 +32,61 @@ Dims3 tap_offset(const ConvGeometry& g, int64_t t) {
           t / g.kernel[2] % g.kernel[1] * g.dilation[1], t % g.kernel[2] * g.dilation[2]};
 }
 
-// `run` consecutive output positions along W from (o0, o1, o2) of one tap
-// (input offsets `off`) of one plane: zero point before and after the taps
-// inside X, a copy in between (per-element bounds checks cost several
-// times the int8 GEMM itself).
-void fill_run(const int8_t* plane, const ConvGeometry& g, const Dims3& off, int64_t o0, int64_t o1,
-              int64_t o2, int64_t run, int8_t zero_point, int8_t* d) {
-  const int64_t i0 = o0 * g.stride[0] - g.pad[0] + off[0];
-  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + off[1];
+// One tap of the kernel for im2col: its input offsets, the input column
+// of output column 0, and the output columns [lo, hi) among [0, columns)
+// of any row whose input lies inside X along W — the same for every row,
+// so found once.
+struct TapColumns {
+  Dims3 off;
+  int64_t first, lo, hi;
+};
+
+TapColumns tap_columns(const ConvGeometry& g, int64_t t, int64_t columns) {
+  const Dims3 off = tap_offset(g, t);
+  const int64_t first = off[2] - g.pad[2];
+  const auto [lo, hi] = reaching(columns, g.stride[2], first, g.in[2]);
+  return {off, first, lo, hi};
+}
+
+// Output columns [o2, o2 + run) of output row (o0, o1), one tap, one plane:
+// the zero point where the tap falls outside X, a copy in between
+// (per-element bounds checks cost several times the int8 GEMM itself).
+void fill_run(const int8_t* plane, const ConvGeometry& g, const TapColumns& t, int64_t o0,
+              int64_t o1, int64_t o2, int64_t run, int8_t zero_point, int8_t* d) {
+  const int64_t i0 = o0 * g.stride[0] - g.pad[0] + t.off[0];
+  const int64_t i1 = o1 * g.stride[1] - g.pad[1] + t.off[1];
   if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
     std::fill_n(d, run, zero_point);
     return;
   }
   const int8_t* src = plane + (i0 * g.in[1] + i1) * g.in[2];
-  const int64_t s2 = g.stride[2], first = o2 * s2 - g.pad[2] + off[2];
-  const auto [lo, hi] = reaching(run, s2, first, g.in[2]);
-  std::fill_n(d, lo, zero_point);
+  const int64_t s2 = g.stride[2], end = o2 + run;
+  const int64_t a = std::clamp(t.lo, o2, end), b = std::clamp(t.hi, a, end);
+  // d[e - o2] is output column e.
+  std::fill_n(d, a - o2, zero_point);
   if (s2 == 1) {
-    std::copy_n(src + first + lo, hi - lo, d + lo);
+    std::copy_n(src + t.first + a, b - a, d + (a - o2));
   } else {
-    for (int64_t e = lo; e < hi; ++e) d[e] = src[first + e * s2];
+    for (int64_t e = a; e < b; ++e) d[e - o2] = src[t.first + e * s2];
   }
-  std::fill_n(d + hi, run - hi, zero_point);
+  std::fill_n(d + (b - o2), end - b, zero_point);
 }
 
 // Columns [p0, p0 + width) (positions of the output plane, row-major) of
-// the im2col matrix of `channels` planes of X, one output row at a time:
-// the zero point where a tap falls outside X, a copy in between. Which
-// columns of a row reach inside X along W depends on the tap alone, so it
-// is found once per tap (per-element or per-run bounds arithmetic costs
-// several times the int8 GEMM itself).
+// the im2col matrix of `channels` planes of X, one output row at a time.
 void im2col_block(const int8_t* x, const ConvGeometry& g, int64_t channels, int64_t p0,
                   int64_t width, int8_t zero_point, int8_t* col) {
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), row_len = g.out[2];
-  const int64_t s2 = g.stride[2];
   for (int64_t t = 0; t < ksize; ++t) {
-    const Dims3 off = tap_offset(g, t);
-    const int64_t first = off[2] - g.pad[2];  // input column of output column 0
-    const auto [lo, hi] = reaching(row_len, s2, first, g.in[2]);
+    const TapColumns tap = tap_columns(g, t, row_len);
     for (int64_t c = 0; c < channels; ++c) {
-      const int8_t* plane = x + c * in_size;
       int8_t* dst = col + (c * ksize + t) * width;
       int64_t o2 = p0 % row_len, o01 = p0 / row_len;
       for (int64_t j = 0; j < width; o2 = 0, ++o01) {
         const int64_t run = std::min(width - j, row_len - o2);
-        int8_t* d = dst + j;  // d[e - o2] is output column e of this row
-        const int64_t i0 = o01 / g.out[1] * g.stride[0] - g.pad[0] + off[0];
-        const int64_t i1 = o01 % g.out[1] * g.stride[1] - g.pad[1] + off[1];
+        fill_run(x + c * in_size, g, tap, o01 / g.out[1], o01 % g.out[1], o2, run, zero_point,
+                 dst + j);
         j += run;
-        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
-          std::fill_n(d, run, zero_point);
-          continue;
-        }
-        const int8_t* src = plane + (i0 * g.in[1] + i1) * g.in[2];
-        const int64_t end = o2 + run;
-        const int64_t a = std::clamp(lo, o2, end), b = std::clamp(hi, a, end);
-        std::fill_n(d, a - o2, zero_point);
-        if (s2 == 1) {
-          std::copy_n(src + first + a, b - a, d + a - o2);
-        } else {
-          for (int64_t e = a; e < b; ++e) d[e - o2] = src[first + e * s2];
-        }
-        std::fill_n(d + b - o2, end - b, zero_point);
       }
     }
   }
@@ -410,14 +403,17 @@ void im2col_box(const int8_t* x, const ConvGeometry& g, int64_t channels, const 
                 const Dims3& count, int8_t zero_point, int8_t* col) {
   const int64_t ksize = g.kernel_size(), in_size = g.in_size();
   const int64_t width = count[0] * count[1] * count[2];
-  for (int64_t r = 0; r < channels * ksize; ++r) {
-    const Dims3 off = tap_offset(g, r % ksize);
-    const int8_t* plane = x + r / ksize * in_size;
-    int8_t* dst = col + r * width;
-    for (int64_t a = 0; a < count[0]; ++a) {
-      for (int64_t b = 0; b < count[1]; ++b) {
-        fill_run(plane, g, off, begin[0] + a, begin[1] + b, begin[2], count[2], zero_point,
-                 dst + (a * count[1] + b) * count[2]);
+  for (int64_t t = 0; t < ksize; ++t) {
+    // A box may reach past the output (a padded tile): only its own
+    // columns count, not g.out.
+    const TapColumns tap = tap_columns(g, t, begin[2] + count[2]);
+    for (int64_t c = 0; c < channels; ++c) {
+      int8_t* dst = col + (c * ksize + t) * width;
+      for (int64_t a = 0; a < count[0]; ++a) {
+        for (int64_t b = 0; b < count[1]; ++b) {
+          fill_run(x + c * in_size, g, tap, begin[0] + a, begin[1] + b, begin[2], count[2],
+                   zero_point, dst + (a * count[1] + b) * count[2]);
+        }
       }
     }
   }

@@ -116,10 +116,8 @@ void qadd(const BroadcastShapes& s, const qmath::AddParams& p, bool subtract, co
   // computed once, then a sum (or difference) per output.
   std::array<int32_t, 256> ta{}, tb{};
   for (int c = -128; c <= 127; ++c) {
-    ta[static_cast<size_t>(c + 128)] =
-        qmath::rounding_multiply((c - p.a_zero_point) * (1 << qmath::kAddLeftShift), p.a);
-    tb[static_cast<size_t>(c + 128)] =
-        qmath::rounding_multiply((c - p.b_zero_point) * (1 << qmath::kAddLeftShift), p.b);
+    ta[static_cast<size_t>(c + 128)] = qmath::add_term(c, p.a_zero_point, p.a);
+    tb[static_cast<size_t>(c + 128)] = qmath::add_term(c, p.b_zero_point, p.b);
   }
   const int32_t sign = subtract ? -1 : 1;
   broadcast_binary(

@@ -106,8 +106,6 @@ void gather_rows_as(const GatherParams& p, const int64_t* indices, int64_t count
   });
 }
 
-// Pad's rows of y: each row's outer coordinates give one offset into x (or
-// the padding), its last axis a map lookup per element.
 // A run of the last axis's map: `len` outputs from j that read consecutive
 // inputs from m on, or the fill value (m < 0).
 struct PadRun {
@@ -134,6 +132,8 @@ std::vector<PadRun> pad_runs(const Dims& last) {
   return runs;
 }
 
+// Pad's rows of y: each row's outer coordinates give one offset into x (or
+// the padding), its last axis the runs of its map.
 struct PadRows {
   const PadParams& p;
   const Dims& x_strides;

@@ -47,11 +47,6 @@ std::array<std::vector<AxisTaps>, 3> window_taps(const PoolParams& sh) {
   return taps;
 }
 
-// MaxPool's rows without argmax: the columns [lo, hi) of an output row
-// where every tap along W lies in the row, a vector of outputs at a time.
-// Each lane folds its taps in the generic loop's order (the first tap, then
-// a tap replaces the running maximum only when greater), so NaN and ties
-// resolve the same way.
 // 16 lanes of T, at most 64 bytes (GCC takes vector_size only on a
 // concrete type): 16 outputs per vector even for bytes, whose rows in small
 // models (a 32-wide feature map) are too short for 64.
@@ -74,6 +69,11 @@ struct LanesOf<uint8_t> {
   using type = uint8_t __attribute__((vector_size(16)));
 };
 
+// MaxPool's rows without argmax: the columns [lo, hi) of an output row
+// where every tap along W lies in the row, a vector of outputs at a time.
+// Each lane folds its taps in the generic loop's order (the first tap, then
+// a tap replaces the running maximum only when greater), so NaN and ties
+// resolve the same way.
 template <typename T>
 struct MaxRows {
   using Lanes = typename LanesOf<T>::type;

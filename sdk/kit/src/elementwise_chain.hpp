@@ -13,9 +13,10 @@
 // every result but the last feeds only the next node (and is no graph
 // output). The other operand of a binary node is a tensor of that shape
 // (the chain's input included: hard-swish below opset 14 is
-// Mul(x, HardSigmoid(x))) or a single element. Results the chain does not write are never read; the
-// last one is written once, and may share memory with an operand only element for element (in
-// place), which the planner's reuse can give it.
+// Mul(x, HardSigmoid(x))) or a single element. Results the chain does not
+// write are never read; the last one is written once, and may share memory
+// with an operand only element for element (in place), which the planner's
+// reuse can give it.
 #include <cstring>
 #include <map>
 #include <optional>
@@ -26,8 +27,8 @@
 #include <vector>
 
 #include "elementwise_common.hpp"
-#include "simd_clones.hpp"
 #include "eulernpu/kit/lowered_graph.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::kit::elementwise {
 

@@ -93,7 +93,8 @@ bool has_data_dependent_shape(std::string_view op_type) {
 // (execute.cpp), writing their result while the Conv still reads its
 // inputs: those stay live until the last node such a chain could take, so
 // that no result is placed over them. The run: each next node takes the
-// previous result, its only reader, and is one a chain takes.
+// previous result, its only reader (the Conv's output may have more, all
+// in the run), and is one a chain takes.
 void keep_conv_inputs_for_epilogues(const sdk::GraphView& graph,
                                     std::map<std::string, Lifetime>& live) {
   std::map<std::string, int> readers;

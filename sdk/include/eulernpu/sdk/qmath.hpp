@@ -181,9 +181,14 @@ inline AddParams encode_add(double a_scale, int32_t a_zp, double b_scale, int32_
 // a + b (or a - b), each int8 code within [-128, 255] as its type allows.
 // (q - zp) is within ±511 (uint8 zero points included), << 20 stays below
 // 2^30, each rescaled term within ±2^29, their sum within int32.
+// One input's term of the sum: code q at the common scale.
+constexpr int32_t add_term(int32_t q, int32_t zero_point, FixedMultiplier m) {
+  return rounding_multiply((q - zero_point) * (1 << kAddLeftShift), m);
+}
+
 constexpr int32_t add(int32_t a, int32_t b, const AddParams& p, bool subtract = false) {
-  const int32_t sa = rounding_multiply((a - p.a_zero_point) * (1 << kAddLeftShift), p.a);
-  const int32_t sb = rounding_multiply((b - p.b_zero_point) * (1 << kAddLeftShift), p.b);
+  const int32_t sa = add_term(a, p.a_zero_point, p.a);
+  const int32_t sb = add_term(b, p.b_zero_point, p.b);
   const int32_t sum = subtract ? sa - sb : sa + sb;
   return requantize(sum, p.out, p.out_zero_point, p.qmin, p.qmax);
 }
