@@ -2,8 +2,11 @@
 // that sets OpenBLAS up first: OpenBLAS's idle workers spin
 // for ~2^28 cycles after a multi-threaded call and would take the cores of
 // the kernel under test (its 2-thread figure then shows no speed-up). The
-// product never runs OpenBLAS multi-threaded; OpenBLAS reads the timeout
-// when it loads, before main, so set it and start again.
+// product never runs OpenBLAS multi-threaded. And the kernels the host
+// picks (OPENBLAS_CORETYPE from the CPU's features, openblas_core.hpp), or
+// float32 baselines would run OpenBLAS's SSE3 ones on a CPU newer than the
+// library. OpenBLAS reads both when it loads, before main, so set them and
+// start again.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -13,6 +16,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <vector>
+
+#include "eulernpu/sdk/openblas_core.hpp"
 
 namespace eulernpu::bench {
 
@@ -33,6 +38,8 @@ inline double median(std::vector<double> v) {
 inline int run_benchmarks(int argc, char** argv, void (*register_all)()) {
   if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
     setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    const char* core = sdk::openblas_core_for_cpu();
+    if (core != nullptr) setenv("OPENBLAS_CORETYPE", core, 0);  // a user's stays
     execv("/proc/self/exe", argv);
     // exec failed: measure anyway, the 2-thread rows will say so.
   }

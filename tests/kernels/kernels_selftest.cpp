@@ -380,11 +380,18 @@ void requantize_cases() {
 }
 
 void matmul_cases() {
-  {
+  // More than one block of 128 rows; more than one chunk of output
+  // channels (a tail chunk of 16, and one of 6 that ends inside a packed
+  // panel); and five blocks, where the channels are not cut.
+  struct QGemmCase {
+    int64_t rows, n, k;
+  };
+  for (const QGemmCase& c : {QGemmCase{150, 11, 19}, QGemmCase{150, 400, 19},
+                             QGemmCase{20, 390, 33}, QGemmCase{600, 7, 5}}) {
     k::QGemmParams p;
-    p.rows = 150;  // more than one block of 128
-    p.n = 11;
-    p.k = 19;
+    p.rows = c.rows;
+    p.n = c.n;
+    p.k = c.k;
     p.a_zero_point = 12;
     p.y_zero_point = -3;
     const Bytes a = codes(p.rows * p.k), w = codes(p.n * p.k);
@@ -398,9 +405,18 @@ void matmul_cases() {
           acc += int64_t{w[o * p.k + q]} * (a[r * p.k + q] - p.a_zero_point);
         want[r * p.n + o] = rq(acc, m[o], p.y_zero_point);
       }
+    const std::string dims =
+        std::to_string(c.rows) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
     k::qgemm(p, a.data(), w.data(), b.data(), m.data(), serial.data(), k::kSerial);
     k::qgemm(p, a.data(), w.data(), b.data(), m.data(), threaded.data(), kThreads);
-    report("qgemm", serial, threaded, want);
+    report(("qgemm/" + dims).c_str(), serial, threaded, want);
+    Bytes packed(static_cast<size_t>(k::packed_weight_bytes(p.n, p.k)));
+    std::vector<int32_t> offset(static_cast<size_t>(p.n));
+    k::pack_qgemm_weights(k::QGemmShape{p.n, p.k, 0}, w.data(), b.data(), p.a_zero_point,
+                          packed.data(), offset.data());
+    k::qgemm_packed(p, a.data(), packed.data(), offset.data(), m.data(), serial.data(), k::kSerial);
+    k::qgemm_packed(p, a.data(), packed.data(), offset.data(), m.data(), threaded.data(), kThreads);
+    report(("qgemm_packed_rows/" + dims).c_str(), serial, threaded, want);
   }
   // Batch broadcasting; then rows wide enough for NEON's 16 columns, with
   // a tail, at the extreme zero points.

@@ -66,8 +66,8 @@ class StageFailed(Exception):
         self.outputs = sorted(set(outputs))  # compare: the outputs that differ
 
 
-def _eulernpu(stage, *args):
-    r = harness.run(*args, timeout=1800)
+def _eulernpu(stage, *args, env=None):
+    r = harness.run(*args, env=env, timeout=1800)
     if r.returncode != 0:
         m = harness.ERROR_RE.match(harness._last_error(r.stderr))
         if m is None:

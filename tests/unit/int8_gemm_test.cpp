@@ -167,6 +167,26 @@ TEST(Int8GemmTest, ResolvesToARunnableImplementation) {
                                                               : Int8GemmIsa::kScalar);
 }
 
+// EULERNPU_CPU_REF_ISA's choice: a supported variant by name, else the
+// fastest (the last supported of the list), whatever the name.
+TEST(Int8GemmTest, TheEnvironmentNamesASupportedVariant) {
+  Int8GemmIsa fastest = Int8GemmIsa::kScalar;
+  for (const auto& v : kernels::int8_gemm_variants()) {
+    if (!v.supported()) continue;
+    fastest = v.isa;
+    EXPECT_EQ(kernels::int8_gemm_choose(v.name), v.isa) << v.name;
+  }
+  EXPECT_EQ(kernels::int8_gemm_choose(nullptr), fastest);
+  EXPECT_EQ(kernels::int8_gemm_choose("no-such-isa"), fastest);
+  EXPECT_EQ(kernels::int8_gemm_choose(""), fastest);
+  EXPECT_EQ(kernels::int8_gemm_choose("scalar"), Int8GemmIsa::kScalar);
+  for (const auto& v : kernels::int8_gemm_variants()) {
+    if (!v.supported()) {
+      EXPECT_EQ(kernels::int8_gemm_choose(v.name), fastest) << v.name;
+    }
+  }
+}
+
 // One random problem: a shape, values drawn from one of several
 // distributions (uniform, the extremes only, constant), zero points and
 // clamps at both ends, multipliers from tiny to saturating.

@@ -105,6 +105,11 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRun
   // stay in L2; whole output rows where one fits, so that im2col copies
   // whole rows.
   int64_t width = std::clamp<int64_t>(262144 / std::max<int64_t>(kc, 1), 32, 4096);
+  // And no more than 8 M multiply-adds where 128 columns have fewer: a
+  // 1×1 conv over a small map (56×56×64 → 256, 14×14×1024 → 256) was one
+  // block, and so one task at any thread count.
+  width =
+      std::min(width, std::max<int64_t>(128, (int64_t{1} << 23) / std::max<int64_t>(mg * kc, 1)));
   if (width >= g.out[2]) width -= width % g.out[2];
   width = std::min(plane, width);
   if (width == 0) return;

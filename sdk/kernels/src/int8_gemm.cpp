@@ -42,11 +42,6 @@ namespace {
 
 bool always() { return true; }
 
-bool env_forces_scalar() {
-  const char* v = std::getenv("EULERNPU_CPU_REF_ISA");
-  return v != nullptr && std::strcmp(v, "scalar") == 0;
-}
-
 const Int8GemmVariant* find_variant(Int8GemmIsa isa) {
   for (const Int8GemmVariant& v : int8_gemm_variants()) {
     if (v.isa == isa) return &v;
@@ -63,6 +58,9 @@ const std::vector<Int8GemmVariant>& int8_gemm_variants() {
 #if EULERNPU_KERNELS_HAVE_NEON
     v.push_back({Int8GemmIsa::kNeon, "neon", &always, &detail::qgemm_int8_neon});
 #endif
+#if EULERNPU_KERNELS_HAVE_AVX2
+    v.push_back({Int8GemmIsa::kAvx2, "avx2", &detail::cpu_has_avx2, &detail::qgemm_int8_avx2});
+#endif
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
     v.push_back({Int8GemmIsa::kAvx512Vnni, "avx512_vnni", &detail::cpu_has_avx512_vnni,
                  &detail::qgemm_int8_avx512_vnni});
@@ -70,6 +68,18 @@ const std::vector<Int8GemmVariant>& int8_gemm_variants() {
     return v;
   }();
   return list;
+}
+
+Int8GemmIsa int8_gemm_choose(const char* name) {
+  // A name the CPU cannot run is ignored: the variable picks among equals
+  // (for comparing them, or ruling one out), never a crash.
+  Int8GemmIsa best = Int8GemmIsa::kScalar;
+  for (const Int8GemmVariant& v : int8_gemm_variants()) {
+    if (!v.supported()) continue;
+    if (name != nullptr && std::strcmp(name, v.name) == 0) return v.isa;
+    best = v.isa;
+  }
+  return best;
 }
 
 bool int8_gemm_isa_supported(Int8GemmIsa isa) {
@@ -80,14 +90,7 @@ bool int8_gemm_isa_supported(Int8GemmIsa isa) {
 
 Int8GemmIsa int8_gemm_resolve(Int8GemmIsa isa) {
   if (isa == Int8GemmIsa::kAuto) {
-    static const Int8GemmIsa best = [] {
-      Int8GemmIsa b = Int8GemmIsa::kScalar;
-      if (env_forces_scalar()) return b;
-      for (const Int8GemmVariant& v : int8_gemm_variants()) {
-        if (v.supported()) b = v.isa;
-      }
-      return b;
-    }();
+    static const Int8GemmIsa best = int8_gemm_choose(std::getenv("EULERNPU_CPU_REF_ISA"));
     return best;
   }
   return int8_gemm_isa_supported(isa) ? isa : Int8GemmIsa::kScalar;
@@ -97,8 +100,16 @@ const char* int8_gemm_isa_name(Int8GemmIsa isa) {
   if (isa == Int8GemmIsa::kAuto) return "auto";
   const Int8GemmVariant* v = find_variant(isa);
   if (v != nullptr) return v->name;
-  if (isa == Int8GemmIsa::kNeon) return "neon";
-  return isa == Int8GemmIsa::kAvx512Vnni ? "avx512_vnni" : "unknown";
+  switch (isa) {
+    case Int8GemmIsa::kNeon:
+      return "neon";
+    case Int8GemmIsa::kAvx2:
+      return "avx2";
+    case Int8GemmIsa::kAvx512Vnni:
+      return "avx512_vnni";
+    default:
+      return "unknown";
+  }
 }
 
 void qgemm_int8(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,

@@ -6,8 +6,10 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EULERNPU_KERNELS_HAVE_AVX512_VNNI 1
+#define EULERNPU_KERNELS_HAVE_AVX2 1
 #else
 #define EULERNPU_KERNELS_HAVE_AVX512_VNNI 0
+#define EULERNPU_KERNELS_HAVE_AVX2 0
 #endif
 
 // NEON is architectural on aarch64; an armv7-a build has it when compiled
@@ -31,6 +33,13 @@ void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8_t* w, const int8_t* 
                             const int32_t* bias, const sdk::qmath::FixedMultiplier* m,
                             const QGemmOutput& out, int8_t* y);
 bool cpu_has_avx512_vnni();
+#endif
+
+#if EULERNPU_KERNELS_HAVE_AVX2
+// Only where cpu_has_avx2().
+void qgemm_int8_avx2(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
+                     const sdk::qmath::FixedMultiplier* m, const QGemmOutput& out, int8_t* y);
+bool cpu_has_avx2();
 #endif
 
 // The packed GEMM's portable loop and NEON kernel (int8_gemm_packed.hpp).

@@ -15,22 +15,42 @@ namespace qmath = sdk::qmath;
 namespace {
 
 // Rows of X in blocks of kWidth, each transposed to k × width, multiplied
-// by gemm(shape, xt, yt) and transposed back.
+// by gemm(o0, shape, xt, yt) for W's rows [o0, o0 + shape.rows) and
+// transposed back. Every block is transposed once, first. With fewer than
+// four blocks the multiplications are also cut into chunks of kChunk output
+// channels, so that one block (a 128-row BERT layer, a batch-1 fully
+// connected layer) still has tasks for a second thread; a chunk costs a
+// repacking of its block (int8_gemm's), so there are no more of them than
+// that takes. A chunk is a multiple of the packed layout's panels
+// (kPanelRows) and of the AVX-512 micro-tile's rows (6).
 template <typename Gemm>
 void qgemm_blocks(const QGemmParams& p, const int8_t* x, int8_t* y, const TaskRunner& r,
                   const Gemm& gemm) {
   const int64_t n = p.n, k = p.k, rows = p.rows;
   constexpr int64_t kWidth = 128;
+  constexpr int64_t kChunk = 192;
+  static_assert(kChunk % kPanelRows == 0, "chunks start on a panel of packed weights");
   const int64_t blocks = (rows + kWidth - 1) / kWidth;
-  for_each_task(r, blocks, threads_for(r, rows * n * k), [&](int64_t b) {
+  const int64_t chunks = blocks < 4 ? (n + kChunk - 1) / kChunk : 1;
+  const int threads = threads_for(r, rows * n * k);
+  // Block b at xt[r0 · k]: k × cols.
+  std::vector<int8_t> xt(static_cast<size_t>(rows * k));
+  for_each_task(r, blocks, threads, [&](int64_t b) {
     const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
-    std::vector<int8_t> xt(static_cast<size_t>(k * cols)), yt(static_cast<size_t>(n * cols));
+    int8_t* xb = xt.data() + r0 * k;
     for (int64_t j = 0; j < cols; ++j) {
-      for (int64_t i = 0; i < k; ++i) xt[static_cast<size_t>(i * cols + j)] = x[(r0 + j) * k + i];
+      for (int64_t i = 0; i < k; ++i) xb[i * cols + j] = x[(r0 + j) * k + i];
     }
-    gemm(QGemmShape{n, k, cols}, xt.data(), yt.data());
+  });
+  for_each_task(r, blocks * chunks, threads, [&](int64_t t) {
+    const int64_t b = t / chunks, o0 = chunks > 1 ? t % chunks * kChunk : 0;
+    const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
+    const int64_t outs = chunks > 1 ? std::min(kChunk, n - o0) : n;
+    std::vector<int8_t> yt(static_cast<size_t>(outs * cols));
+    gemm(o0, QGemmShape{outs, k, cols}, xt.data() + r0 * k, yt.data());
     for (int64_t j = 0; j < cols; ++j) {
-      for (int64_t o = 0; o < n; ++o) y[(r0 + j) * n + o] = yt[static_cast<size_t>(o * cols + j)];
+      for (int64_t o = 0; o < outs; ++o)
+        y[(r0 + j) * n + o0 + o] = yt[static_cast<size_t>(o * cols + j)];
     }
   });
 }
@@ -40,8 +60,8 @@ void qgemm_blocks(const QGemmParams& p, const int8_t* x, int8_t* y, const TaskRu
 void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
            const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
   const QGemmOutput q{p.a_zero_point, p.y_zero_point, p.qmin, p.qmax};
-  qgemm_blocks(p, x, y, r, [&](const QGemmShape& s, const int8_t* xt, int8_t* yt) {
-    qgemm_int8(s, w, xt, bias, m, q, yt, p.isa);
+  qgemm_blocks(p, x, y, r, [&](int64_t o0, const QGemmShape& s, const int8_t* xt, int8_t* yt) {
+    qgemm_int8(s, w + o0 * p.k, xt, bias ? bias + o0 : nullptr, m + o0, q, yt, p.isa);
   });
 }
 
@@ -49,8 +69,11 @@ void qgemm_packed(const QGemmParams& p, const int8_t* x, const int8_t* packed,
                   const int32_t* offset, const qmath::FixedMultiplier* m, int8_t* y,
                   const TaskRunner& r) {
   const QGemmOutput q{0, p.y_zero_point, p.qmin, p.qmax};
-  qgemm_blocks(p, x, y, r, [&](const QGemmShape& s, const int8_t* xt, int8_t* yt) {
-    qgemm_int8_packed(s, packed, xt, offset, m, q, yt, p.isa);
+  const int64_t chunks = packed_chunks(p.k);
+  qgemm_blocks(p, x, y, r, [&](int64_t o0, const QGemmShape& s, const int8_t* xt, int8_t* yt) {
+    // o0 starts a panel: the rows from it on are the packed matrix from there.
+    qgemm_int8_packed(s, packed + packed_row_chunk(chunks, o0, 0), xt, offset + o0, m + o0, q, yt,
+                      p.isa);
   });
 }
 

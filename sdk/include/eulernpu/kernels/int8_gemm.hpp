@@ -30,10 +30,11 @@ struct QGemmOutput {
 // with the same qmath functions, so they write the same bytes; they differ
 // only in speed and in the CPUs they run on.
 enum class Int8GemmIsa {
-  kAuto,        // the fastest this CPU supports, unless EULERNPU_CPU_REF_ISA=scalar
+  kAuto,        // the fastest this CPU supports, unless EULERNPU_CPU_REF_ISA names another
   kScalar,      // portable C++ (auto-vectorized): runs everywhere
   kAvx512Vnni,  // vpdpbusd (AVX-512 VNNI, with AVX-512 F/BW/VL)
   kNeon,        // widening multiply-accumulates (ARM NEON, armv7-a and aarch64; no SDOT)
+  kAvx2,        // int16 pair products, vpmaddwd (x86-64 without VNNI; never vpmaddubsw)
 };
 
 using QGemmFn = void (*)(const QGemmShape& s, const int8_t* w, const int8_t* x, const int32_t* bias,
@@ -41,7 +42,7 @@ using QGemmFn = void (*)(const QGemmShape& s, const int8_t* w, const int8_t* x, 
 
 struct Int8GemmVariant {
   Int8GemmIsa isa;
-  const char* name;     // "scalar", "avx512_vnni", "neon"
+  const char* name;     // "scalar", "avx2", "avx512_vnni", "neon"
   bool (*supported)();  // whether this CPU runs it
   QGemmFn run;          // call only where supported()
 };
@@ -53,12 +54,16 @@ const std::vector<Int8GemmVariant>& int8_gemm_variants();
 // built in: never).
 bool int8_gemm_isa_supported(Int8GemmIsa isa);
 
-// The implementation qgemm_int8 runs for `isa`: kAuto resolves to kScalar
-// when the environment variable EULERNPU_CPU_REF_ISA is "scalar" (read once
-// per process), else to the last supported variant of the list; an
-// unsupported request falls back to kScalar. Never returns kAuto.
-// Thread-safe.
+// The implementation qgemm_int8 runs for `isa`: kAuto resolves to the
+// variant the environment variable EULERNPU_CPU_REF_ISA names (read once
+// per process) when this CPU supports it, else to the last supported
+// variant of the list (the fastest); an unsupported request falls back to
+// kScalar. Never returns kAuto. Thread-safe.
 Int8GemmIsa int8_gemm_resolve(Int8GemmIsa isa);
+
+// What kAuto resolves to when EULERNPU_CPU_REF_ISA is `name` (null: not
+// set): the supported variant of that name, else the fastest supported.
+Int8GemmIsa int8_gemm_choose(const char* name);
 
 // "auto" or the variant's name.
 const char* int8_gemm_isa_name(Int8GemmIsa isa);
