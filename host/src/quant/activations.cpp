@@ -51,23 +51,36 @@ ActivationRecorder::ActivationRecorder(const LoadedPlugin& backend, const onnx::
       options_(std::move(options)),
       // names_ is declared (so constructed) before artifact_.
       artifact_(
-          Artifact::from_files(lower(backend_, exposing_all(model, with_int8, names_), options_))) {
-}
+          Artifact::from_files(lower(backend_, exposing_all(model, with_int8, names_), options_))),
+      session_(std::make_unique<BackendSession>(backend_, artifact_, options_)) {}
 
 std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs) const {
-  std::map<std::string, const Tensor*> by_name;
-  for (const Tensor& t : inputs) by_name[t.name] = &t;
-  const std::vector<Tensor> outputs = run_artifact(backend_, artifact_, options_, inputs);
-  for (const Tensor& t : outputs) by_name[t.name] = &t;
+  // The outputs are moved out, the inputs copied: a model's activations
+  // are many times its inputs, and each copy was a pass over all of them.
+  std::vector<Tensor> outputs = session_->run(inputs);
+  std::map<std::string, Tensor*> produced;
+  for (Tensor& t : outputs) produced[t.name] = &t;
+  std::map<std::string, const Tensor*> given;
+  for (const Tensor& t : inputs) given[t.name] = &t;
   std::vector<Tensor> values;
+  values.reserve(names_.size());  // no reallocation: `source` may point into it
   for (const std::string& name : names_) {
-    auto it = by_name.find(name);
-    if (it == by_name.end()) {
+    if (auto it = produced.find(name); it != produced.end() && it->second != nullptr) {
+      values.push_back(std::move(*it->second));
+      it->second = nullptr;  // a name listed twice is copied from values
+      continue;
+    }
+    const Tensor* source = nullptr;
+    if (auto it = given.find(name); it != given.end()) source = it->second;
+    for (size_t i = 0; source == nullptr && i < values.size(); ++i) {
+      if (names_[i] == name) source = &values[i];
+    }
+    if (source == nullptr) {
       throw UserError("plugin returned invalid data",
                       backend_.name + " returned no value for '" + name + "'",
                       "report this to the plugin's author");
     }
-    values.push_back(*it->second);
+    values.push_back(*source);
   }
   return values;
 }

@@ -1,9 +1,10 @@
 // The float model's intermediate values on given inputs, as calibration and
 // the int8 accuracy report need them: the model is lowered once with every
 // float32 value it computes exposed as an output, then run per sample on a
-// reference backend.
+// reference backend, in one session (the backend prepares the graph once).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ class ActivationRecorder {
   const std::vector<std::string>& names() const { return names_; }
 
   // One tensor per names() entry for one sample (the model's inputs).
+  // Not thread-safe: the runs share the session.
   std::vector<Tensor> record(const std::vector<Tensor>& inputs) const;
 
  private:
@@ -35,6 +37,9 @@ class ActivationRecorder {
   KeyValues options_;
   std::vector<std::string> names_;
   Artifact artifact_;
+  // Reads artifact_, declared before it; a run does not change what a
+  // recorder records, so record() stays const.
+  std::unique_ptr<BackendSession> session_;
 };
 
 }  // namespace eulernpu::host

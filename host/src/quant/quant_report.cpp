@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -137,10 +138,16 @@ void QuantReport::observe(size_t index, const Tensor& reference, const Tensor& q
   if (reference.data.size() != n * 4 || quantized.data.size() != n) {
     throw std::invalid_argument("quant report: '" + name + "' holds the wrong number of bytes");
   }
-  // The byte buffer has no float alignment guarantee: copy, don't cast.
+  // The byte buffer has no float alignment guarantee: read it in place
+  // where it is aligned (the allocator's buffers are), else copy.
+  const auto* q = reinterpret_cast<const int8_t*>(quantized.data.data());
+  if (reinterpret_cast<uintptr_t>(reference.data.data()) % alignof(float) == 0) {
+    observe(index, std::span<const float>(reinterpret_cast<const float*>(reference.data.data()), n),
+            std::span<const int8_t>(q, n));
+    return;
+  }
   std::vector<float> f(n);
   if (n != 0) std::memcpy(f.data(), reference.data.data(), n * 4);
-  const auto* q = reinterpret_cast<const int8_t*>(quantized.data.data());
   observe(index, f, std::span<const int8_t>(q, n));
 }
 

@@ -15,9 +15,9 @@ namespace eulernpu::host {
 
 namespace {
 
-// Recorded values of every sample are kept for the later passes when they
-// fit in this many bytes; beyond it each pass records them again (same
-// bytes, more time).
+// Recorded values of every sample are kept for the later passes and the
+// accuracy report when they fit in this many bytes; beyond it each pass
+// records them again (same bytes, more time).
 constexpr uint64_t kValueCacheBytes = 1ull << 30;
 
 std::vector<CalibInput> calib_inputs(const onnx::ModelProto& model) {
@@ -146,7 +146,7 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
   }
   std::vector<std::vector<Tensor>> cache;
   uint64_t cached_bytes = 0;
-  bool caching = passes > 1;
+  bool caching = true;
   for (uint32_t pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < samples.size(); ++i) {
       std::vector<Tensor> recorded;
@@ -171,6 +171,10 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
       }
       if (request.progress) request.progress(pass, passes, i + 1, samples.size());
     }
+  }
+  if (caching && cache.size() == samples.size()) {
+    result.float_values = std::move(cache);
+    result.float_value_names = recorder.names();
   }
   enp_graph_builder_t builder;
   call_plugin(plugin.name, "session_finish", [&] { return q.session_finish(session.s, &builder); });

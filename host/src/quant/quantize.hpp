@@ -30,6 +30,12 @@ struct QuantizeResult {
   onnx::ModelProto model;  // finalized; shapes as the float model's
   CalibSet calibration;    // the samples (at batch 1), files and their sha256
   onnx::ModelProto float_at_batch_one;
+  // Every sample's float32 values as calibration recorded them on
+  // float_at_batch_one (an ActivationRecorder's names() order), when they
+  // fit the cache; else empty. The accuracy report reads them instead of
+  // running the float model again.
+  std::vector<std::vector<Tensor>> float_values;
+  std::vector<std::string> float_value_names;  // the names of each float_values entry
 };
 
 // `float_model` is finalized. Throws UserError for calibration data that

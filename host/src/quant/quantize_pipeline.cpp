@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -30,7 +31,9 @@ struct Recorded {
 // samples: every int8 value against its float32 reference.
 void measure(const LoadedPlugin& reference, const KeyValues& options,
              const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
-             const std::string& source, const CalibSet& calibration, size_t sensitivity_samples,
+             const std::string& source, const CalibSet& calibration,
+             const std::vector<std::vector<Tensor>>& float_values,
+             const std::vector<std::string>& float_value_names, size_t sensitivity_samples,
              QuantReport& report) {
   nlohmann::json meta;
   for (const auto& kv : quantized.metadata_props()) {
@@ -65,13 +68,22 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
     report.set_rounding(r->value("method", "nearest"), std::move(layers));
   }
   report.set_samples(calibration.samples.size());
-  const ActivationRecorder floats(reference, float_model, options);
+  // The float32 values calibration kept (recorded on this model, in a
+  // recorder's order), else a run per sample.
+  const bool kept = float_values.size() == calibration.samples.size();
+  std::optional<ActivationRecorder> floats;
+  if (!kept) floats.emplace(reference, float_model, options);
+  const std::vector<std::string>& float_names = kept ? float_value_names : floats->names();
   const ActivationRecorder ints(reference, at_batch_one(quantized, source + " (quantized)"),
                                 options, true);
-  for (const auto& sample : calibration.samples) {
-    std::map<std::string, Tensor> by_name;
-    auto f = floats.record(sample);
-    for (size_t i = 0; i < f.size(); ++i) by_name.emplace(floats.names()[i], std::move(f[i]));
+  for (size_t s = 0; s < calibration.samples.size(); ++s) {
+    const auto& sample = calibration.samples[s];
+    std::vector<Tensor> run;
+    if (!kept) run = floats->record(sample);
+    const std::vector<Tensor>& f = kept ? float_values[s] : run;
+    std::map<std::string, const Tensor*> by_name;
+    for (size_t i = 0; i < f.size() && i < float_names.size(); ++i)
+      by_name.emplace(float_names[i], &f[i]);
     std::map<std::string, Tensor> q_by_name;
     auto q = ints.record(sample);
     for (size_t i = 0; i < q.size(); ++i) q_by_name.emplace(ints.names()[i], std::move(q[i]));
@@ -79,7 +91,7 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
       const auto fi = by_name.find(values[i].float_name);
       const auto qi = q_by_name.find(values[i].int8);
       if (fi == by_name.end() || qi == q_by_name.end()) continue;
-      report.observe(i, fi->second, qi->second);
+      report.observe(i, *fi->second, qi->second);
     }
   }
   // Sensitivity: each value quantized alone, on the first samples (each
@@ -180,7 +192,8 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   report.set_macs(macs.int8, macs.float_macs);
   if (accuracy) report.set_accuracy(*accuracy);
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
-          source, result.calibration, static_cast<size_t>(sensitivity_samples), report);
+          source, result.calibration, result.float_values, result.float_value_names,
+          static_cast<size_t>(sensitivity_samples), report);
   if (options.report) report.write_json(*options.report);
 
   QuantizeOutcome out;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "eulernpu/sdk/qmath.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::int8_quantizer {
 
@@ -44,18 +45,88 @@ uint32_t method_passes(Method m) {
   return m == Method::kBest ? 3 : 2;
 }
 
-void TensorObserver::observe_range(std::span<const float> values) {
-  for (const float v : values) {
-    if (std::isnan(v)) continue;
-    if (!seen_) {
-      min_ = max_ = v;
-      seen_ = true;
-    } else {
-      min_ = std::min<double>(min_, v);
-      max_ = std::max<double>(max_, v);
-    }
-    ++count_;
+namespace {
+
+constexpr size_t kLanes = 16;
+
+// The smallest and largest non-NaN value of v (lo/hi unchanged if none) and
+// how many there are. Lanes of 16 running extremes that the compiler keeps
+// in vector registers (minps/maxps are exactly `x < m ? x : m`), reduced in
+// lane order at the end; the extremes of a set do not depend on the order
+// it is scanned in.
+EULERNPU_SIMD_CLONES
+uint64_t range_of(const float* v, size_t n, float& lo, float& hi) {
+  float mn[kLanes], mx[kLanes];
+  uint32_t nans[kLanes] = {};
+  for (size_t l = 0; l < kLanes; ++l) {
+    mn[l] = std::numeric_limits<float>::infinity();
+    mx[l] = -std::numeric_limits<float>::infinity();
   }
+  uint64_t nan_total = 0;
+  size_t i = 0;
+  // Blocks of at most 2^28 values keep each lane's NaN count below 2^24.
+  while (i + kLanes <= n) {
+    const size_t end = i + std::min<size_t>((n - i) / kLanes * kLanes, size_t{1} << 28);
+    for (; i < end; i += kLanes) {
+      for (size_t l = 0; l < kLanes; ++l) {
+        const float x = v[i + l];
+        mn[l] = x < mn[l] ? x : mn[l];
+        mx[l] = x > mx[l] ? x : mx[l];
+        nans[l] += x != x ? 1u : 0u;
+      }
+    }
+    for (size_t l = 0; l < kLanes; ++l) {
+      nan_total += nans[l];
+      nans[l] = 0;
+    }
+  }
+  for (; i < n; ++i) {
+    const float x = v[i];
+    mn[0] = x < mn[0] ? x : mn[0];
+    mx[0] = x > mx[0] ? x : mx[0];
+    nan_total += x != x ? 1u : 0u;
+  }
+  const uint64_t count = n - nan_total;
+  if (count == 0) return 0;
+  lo = mn[0];
+  hi = mx[0];
+  for (size_t l = 1; l < kLanes; ++l) {
+    lo = mn[l] < lo ? mn[l] : lo;
+    hi = mx[l] > hi ? mx[l] : hi;
+  }
+  return count;
+}
+
+// bin[i] for v[i]: min(floor(|v[i]| / width), kHistogramBins - 1), and
+// kHistogramBins (no bin) for NaN; width > 0. In float64 as the histogram's
+// definition says; the select comes before the conversion, so no NaN or
+// infinity is ever converted to an integer.
+EULERNPU_SIMD_CLONES
+void bins_of(const float* v, size_t n, double width, int32_t* bin) {
+  constexpr double kLast = kHistogramBins - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(static_cast<double>(v[i]));
+    double b = std::floor(a / width);
+    b = b < kLast ? b : kLast;
+    bin[i] = v[i] == v[i] ? static_cast<int32_t>(b) : kHistogramBins;
+  }
+}
+
+}  // namespace
+
+void TensorObserver::observe_range(std::span<const float> values) {
+  float lo = 0, hi = 0;
+  const uint64_t count = range_of(values.data(), values.size(), lo, hi);
+  if (count == 0) return;
+  if (!seen_) {
+    min_ = lo;
+    max_ = hi;
+    seen_ = true;
+  } else {
+    min_ = std::min<double>(min_, lo);
+    max_ = std::max<double>(max_, hi);
+  }
+  count_ += count;
 }
 
 double TensorObserver::abs_max() const { return std::max(std::fabs(min_), std::fabs(max_)); }
@@ -63,12 +134,30 @@ double TensorObserver::abs_max() const { return std::max(std::fabs(min_), std::f
 void TensorObserver::observe_histogram(std::span<const float> values) {
   if (histogram_.empty()) histogram_.assign(kHistogramBins, 0.0);
   const double width = bin_width();
-  for (const float v : values) {
-    if (std::isnan(v)) continue;
-    const double a = std::fabs(static_cast<double>(v));
-    // |x| == abs_max lands in the last bin; a zero-width histogram has one.
-    const double bin = width > 0 ? std::floor(a / width) : 0.0;
-    histogram_[static_cast<size_t>(std::min<double>(bin, kHistogramBins - 1))] += 1.0;
+  if (!(width > 0)) {
+    // A zero-width histogram has one bin.
+    for (const float v : values) histogram_[0] += std::isnan(v) ? 0.0 : 1.0;
+    return;
+  }
+  // Bins in blocks, counted in four interleaved integer tables (runs of one
+  // bin, the zeros after a ReLU, would otherwise wait on each other's
+  // increments), added to the float64 counts once per block.
+  constexpr size_t kBlock = 4096;
+  std::vector<int32_t> bin(kBlock);
+  std::vector<uint32_t> counts(4 * (kHistogramBins + 1));
+  for (size_t b0 = 0; b0 < values.size(); b0 += kBlock) {
+    const size_t n = std::min(kBlock, values.size() - b0);
+    bins_of(values.data() + b0, n, width, bin.data());
+    std::fill(counts.begin(), counts.end(), 0u);
+    for (size_t i = 0; i < n; ++i) {
+      ++counts[(i & 3) * (kHistogramBins + 1) + static_cast<size_t>(bin[i])];
+    }
+    for (size_t k = 0; k < static_cast<size_t>(kHistogramBins); ++k) {
+      const uint32_t c = counts[k] + counts[kHistogramBins + 1 + k] +
+                         counts[2 * (kHistogramBins + 1) + k] +
+                         counts[3 * (kHistogramBins + 1) + k];
+      if (c != 0) histogram_[k] += c;
+    }
   }
 }
 

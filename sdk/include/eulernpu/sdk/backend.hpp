@@ -95,10 +95,10 @@ class SupportReport {
 class OutputSink {
  public:
   explicit OutputSink(enp_tensor_list_t* l) : l_(l) {}
-  void add(const OwnedTensor& t) {
-    enp_tensor_t v = t.view();
-    check(host_api()->tensor_list_add(l_, &v));
-  }
+  void add(const OwnedTensor& t) { add(t.view()); }
+  // A tensor the backend holds (an arena's buffer): the host copies it, so
+  // it needs to live only until this returns.
+  void add(const enp_tensor_t& view) { check(host_api()->tensor_list_add(l_, &view)); }
   // Attaches the run's report (ABI 1.2 run_report): a JSON object whose
   // "summary" string `run` prints; the host copies it. A second call
   // replaces the first.
