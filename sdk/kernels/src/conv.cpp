@@ -211,28 +211,32 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
   if (g.out_size() == 0) return;
   const DepthwiseLayout l(g);
   const int64_t ksize = g.kernel_size();
-  for_each_task(r, g.batch * g.in_channels, threads, [&](int64_t task) {
-    const int64_t ch = task % g.in_channels;
+  // Channels in contiguous ranges, one buffer each, zeroed once: fill
+  // writes the same places for every plane (the padding keeps its zeros).
+  for_each_range(r, g.batch * g.in_channels, threads, [&](int64_t begin, int64_t end) {
     std::vector<int32_t> xp(static_cast<size_t>(l.size()), 0);
-    l.fill(g, x_all + task * g.in_size(), xp.data(),
-           [&](int8_t v) { return int32_t{v} - p.x_zero_point; });
-    // The channel's taps with a non-zero weight.
-    std::vector<int64_t> offset;
-    std::vector<int32_t> weight;
-    for (int64_t t = 0; t < ksize; ++t) {
-      const int8_t wv = w_all[ch * ksize + t];
-      if (wv == 0) continue;
-      offset.push_back(l.offsets[static_cast<size_t>(t)]);
-      weight.push_back(wv);
-    }
-    int8_t* y = y_all + task * g.out_size();
     std::vector<int32_t> acc(static_cast<size_t>(l.span));
-    for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-      std::fill(acc.begin(), acc.end(), bias[ch]);
-      depthwise_sums(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
-      for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-        detail::requantize_row(acc.data() + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point,
-                               p.qmin, p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t ch = task % g.in_channels;
+      l.fill(g, x_all + task * g.in_size(), xp.data(),
+             [&](int8_t v) { return int32_t{v} - p.x_zero_point; });
+      // The channel's taps with a non-zero weight.
+      std::vector<int64_t> offset;
+      std::vector<int32_t> weight;
+      for (int64_t t = 0; t < ksize; ++t) {
+        const int8_t wv = w_all[ch * ksize + t];
+        if (wv == 0) continue;
+        offset.push_back(l.offsets[static_cast<size_t>(t)]);
+        weight.push_back(wv);
+      }
+      int8_t* y = y_all + task * g.out_size();
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+        std::fill(acc.begin(), acc.end(), bias[ch]);
+        depthwise_sums(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+          detail::requantize_row(acc.data() + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point,
+                                 p.qmin, p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
+        }
       }
     }
   });

@@ -59,13 +59,29 @@ struct DepthwiseLayout {
   int64_t size() const { return padded[0] * slice + phase; }
 
   // Copies plane `x` (in[0] × in[1] × in[2]) into `buffer` (size(), zeroed)
-  // at its padded places, each value through convert.
+  // at its padded places, each value through convert. It writes the same
+  // places for every plane of a geometry, so a buffer zeroed once keeps
+  // its zeros (the padding) from plane to plane.
   template <typename G, typename In, typename Out, typename Convert>
   void fill(const G& g, const In* x, Out* buffer, Convert convert) const {
     for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
       for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
         const In* src = x + (i0 * g.in[1] + i1) * g.in[2];
         Out* base = buffer + (i0 + g.pad[0]) * slice;
+        if (s2 == 2) {
+          // Both phases in one pass over the row: input 2j goes to the
+          // phase of column pad, 2j + 1 to the other, each at its j-th
+          // place (a loop the compiler turns into loads and shuffles).
+          Out* even = base + at(i1 + g.pad[1], g.pad[2]);
+          Out* odd = base + at(i1 + g.pad[1], g.pad[2] + 1);
+          const int64_t pairs = g.in[2] / 2;
+          for (int64_t j = 0; j < pairs; ++j) {
+            even[j] = convert(src[2 * j]);
+            odd[j] = convert(src[2 * j + 1]);
+          }
+          if (g.in[2] % 2 != 0) even[pairs] = convert(src[g.in[2] - 1]);
+          continue;
+        }
         // Column phase f: inputs i2 from the first with (pad + i2) % s2 ==
         // f, every s2-th, one after the other.
         for (int64_t f = 0; f < s2; ++f) {

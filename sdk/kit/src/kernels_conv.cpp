@@ -283,7 +283,9 @@ using kernels::detail::DepthwiseLayout;
 // run of sums.
 void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
                      const DepthwiseLayout& l, DepthwiseScratch& scratch, float* out) {
-  scratch.plane.assign(static_cast<size_t>(l.size()), 0.0f);
+  // Zeroed once per worker: fill writes the same places for every plane.
+  if (scratch.plane.size() != static_cast<size_t>(l.size()))
+    scratch.plane.assign(static_cast<size_t>(l.size()), 0.0f);
   l.fill(g, plane, scratch.plane.data(), [](float v) { return v; });
   scratch.sums.resize(static_cast<size_t>(l.span));
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
