@@ -124,6 +124,29 @@ struct MaxRows {
       if (o + kLanes >= hi) break;
     }
   }
+
+  // The same outputs one at a time, for runs shorter than a vector (a
+  // 2×2/2 pool over a 28-wide map has 14): the taps' rows found once per
+  // output row, as in row(), not per output.
+  static void short_row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo,
+                        int64_t hi, T* out) {
+    for (int64_t o = lo; o < hi; ++o) {
+      const int64_t at = o * sh.stride[2] - sh.pad_begin[2];
+      T acc = rows.front()[at];
+      bool first = true;
+      for (const T* r : rows) {
+        for (int64_t k = 0; k < sh.kernel[2]; ++k) {
+          const T v = r[at + k * sh.dilation[2]];
+          if (first) {
+            first = false;
+          } else if (v > acc) {
+            acc = v;
+          }
+        }
+      }
+      out[o] = acc;
+    }
+  }
 };
 
 }  // namespace
@@ -170,7 +193,8 @@ void max_pool(const PoolParams& sh, const T* x, T* y, int64_t* argmax, const Tas
   const int64_t out_size = sh.out[0] * sh.out[1] * sh.out[2];
   const int64_t window = sh.kernel[0] * sh.kernel[1] * sh.kernel[2];
   // Without argmax, the output columns whose W taps all lie in the row
-  // (one run of them) go a vector at a time.
+  // (one run of them) go a vector at a time, or (shorter than a vector)
+  // one at a time without the per-output index arithmetic.
   int64_t lo = 0, hi = 0;
   if (!argmax && sh.kernel[2] > 0) {
     const auto& t2 = taps[2];
@@ -183,8 +207,8 @@ void max_pool(const PoolParams& sh, const T* x, T* y, int64_t* argmax, const Tas
            t2[static_cast<size_t>(hi)].end == sh.kernel[2]) {
       ++hi;
     }
-    if (hi - lo < MaxRows<T>::kLanes) lo = hi = 0;
   }
+  const bool vectors = hi - lo >= MaxRows<T>::kLanes;
   for_each_task(r, sh.planes, threads_for(r, sh.planes * out_size * window), [&](int64_t p) {
     const T* plane = x + p * in_size;
     std::vector<const T*> rows;
@@ -202,7 +226,12 @@ void max_pool(const PoolParams& sh, const T* x, T* y, int64_t* argmax, const Tas
             }
           }
           if (!rows.empty()) {
-            MaxRows<T>::row(rows, sh, lo, hi, y + p * out_size + (o0 * sh.out[1] + o1) * sh.out[2]);
+            T* out = y + p * out_size + (o0 * sh.out[1] + o1) * sh.out[2];
+            if (vectors) {
+              MaxRows<T>::row(rows, sh, lo, hi, out);
+            } else {
+              MaxRows<T>::short_row(rows, sh, lo, hi, out);
+            }
           }
         }
         for (int64_t o2 = 0; o2 < sh.out[2]; ++o2) {
