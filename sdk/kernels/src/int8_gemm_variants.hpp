@@ -7,9 +7,11 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EULERNPU_KERNELS_HAVE_AVX512_VNNI 1
 #define EULERNPU_KERNELS_HAVE_AVX2 1
+#define EULERNPU_KERNELS_HAVE_AVX512 1
 #else
 #define EULERNPU_KERNELS_HAVE_AVX512_VNNI 0
 #define EULERNPU_KERNELS_HAVE_AVX2 0
+#define EULERNPU_KERNELS_HAVE_AVX512 0
 #endif
 
 // NEON is architectural on aarch64; an armv7-a build has it when compiled

@@ -62,7 +62,16 @@ void requantize_row(const int32_t* acc, int64_t n, int32_t offset, const qmath::
     vst1_s8(y + i, narrow_lanes(a, b));
   }
 #elif EULERNPU_REQUANTIZE_VECTORS
+#if EULERNPU_KERNELS_HAVE_AVX512
+  static const bool avx512 = cpu_has_avx512f();
+  if (avx512) {
+    i = requantize_avx512(acc, n, offset, m, zero_point, qmin, qmax, y);
+  } else {
+    i = requantize_vectors(acc, n, offset, m, zero_point, qmin, qmax, y);
+  }
+#else
   i = requantize_vectors(acc, n, offset, m, zero_point, qmin, qmax, y);
+#endif
 #endif
   for (; i < n; ++i) {
     y[i] = static_cast<int8_t>(qmath::requantize(acc[i] + offset, m, zero_point, qmin, qmax));

@@ -43,6 +43,15 @@ inline int8x8_t narrow_lanes(int32x4_t lo, int32x4_t hi) {
 }
 #endif
 
+#if EULERNPU_KERNELS_HAVE_AVX512
+// requantize_row_avx512.cpp: the first n - n % 8 outputs with vpmuldq
+// (returns how many); only where cpu_has_avx512f().
+int64_t requantize_avx512(const int32_t* acc, int64_t n, int32_t offset,
+                          const sdk::qmath::FixedMultiplier& m, int32_t zero_point, int32_t qmin,
+                          int32_t qmax, int8_t* y);
+bool cpu_has_avx512f();
+#endif
+
 // y[i] = requantize(acc[i] + offset, m, zero_point, qmin, qmax) for i in
 // [0, n). The caller has proven acc[i] + offset fits int32 (the
 // accumulator bound of int8_gemm.hpp). requantize_row.cpp: NEON lanes on
