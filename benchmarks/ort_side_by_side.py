@@ -13,7 +13,10 @@ per model and thread count and their geometric mean (below 1.0: eulernpu
 is faster), and with --json FILE writes every figure. Unless --no-int8, the
 model is also calibrated on its suite calibration samples and compiled to
 int8, and its int8 artifact benchmarked in the same rounds: the int8 column
-is its latency and its ratio to eulernpu's own float32 latency.
+is its latency and its ratio to eulernpu's own float32 latency, and the
+calibration column the wall time of that whole `compile --calib-data-path`
+command (one thread, as calibration runs by default) and its ratio to N
+float32 runs (N the calibration samples, a run the 1-thread median).
 
 usage: /usr/bin/python3 benchmarks/ort_side_by_side.py [--eulernpu BIN]
            [--model ID]... [--threads 1,2] [--iterations 20] [--warmup 3]
@@ -29,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -59,7 +63,7 @@ def run_json(cmd, env=None):
 
 def prepare(spec, eulernpu, tmp, int8):
     """Compiles the model; returns (artifact, int8 artifact or None, eulernpu
-    input npz, ORT job inputs)."""
+    input npz, ORT job inputs, calibrating compile's wall seconds or None)."""
     sample = inputs.generate(spec, "heldout", 0)
     npz = os.path.join(tmp, "input.npz")
     np.savez(npz, **suite.runtime_inputs(spec, sample))
@@ -78,18 +82,20 @@ def prepare(spec, eulernpu, tmp, int8):
         calib = os.path.join(tmp, "calib")
         inputs.write_samples(spec["id"], "calib", spec["calibration_samples"], calib)
         q_art = os.path.join(tmp, "model_int8.art")
+        t0 = time.monotonic()
         r = subprocess.run([eulernpu, "compile", "--model", suite.model_path(spec),
                             *suite.compile_args(spec), "--calib-data-path", calib, "--out", q_art],
                            capture_output=True, text=True, timeout=3600)
+        calib_s = time.monotonic() - t0
         if r.returncode != 0:
             print(f"  {spec['id']}: no int8 artifact: {r.stderr.strip().splitlines()[:1]}",
                   file=sys.stderr)
-            q_art = None
-    return art, q_art, npz, ort_inputs
+            q_art = calib_s = None
+    return art, q_art, npz, ort_inputs, (calib_s if int8 else None)
 
 
 def measure(spec, eulernpu, node, threads, args, tmp):
-    art, q_art, npz, ort_inputs = prepare(spec, eulernpu, tmp, not args.no_int8)
+    art, q_art, npz, ort_inputs, calib_s = prepare(spec, eulernpu, tmp, not args.no_int8)
     env = dict(os.environ, NODE_PATH=suite.ort_node_modules())
     rows = []
     for t in threads:
@@ -116,6 +122,10 @@ def measure(spec, eulernpu, node, threads, args, tmp):
         if int8:
             q_ms = statistics.median(o["median_ms"] for o in int8)
             rows[-1].update({"int8_ms": q_ms, "int8_ratio": q_ms / e_ms})
+        if calib_s is not None and t == 1:
+            n = spec["calibration_samples"]
+            rows[-1].update({"calibrate_s": calib_s, "calibration_samples": n,
+                             "calibrate_ratio": calib_s / (n * e_ms / 1000)})
     return rows
 
 
@@ -184,7 +194,10 @@ def main(argv=None):
     if int8:
         head += " " + " | ".join(f"int8 ms, {t} thread{'s' if t > 1 else ''} (/ float32)"
                                  for t in threads) + " |"
-    table = [head, "|" + "---|" * ((2 if int8 else 1) * len(threads) + 2)]
+    calib = any("calibrate_s" in r for r in rows)
+    if calib:
+        head += " calibrate N samples: s (/ N float32 runs) |"
+    table = [head, "|" + "---|" * ((2 if int8 else 1) * len(threads) + 2 + (1 if calib else 0))]
     for mid in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == mid]
         cells = [f"{r['eulernpu_ms']:.2f} / {r['ort_ms']:.2f} ({r['ratio']:.2f})" for r in mine]
@@ -194,6 +207,10 @@ def main(argv=None):
         if int8:
             cells += [f"{r['int8_ms']:.2f} ({r['int8_ratio']:.2f})" if "int8_ms" in r else "—"
                       for r in mine]
+        if calib:
+            c = next((r for r in mine if "calibrate_s" in r), None)
+            cells.append(f"N={c['calibration_samples']}: {c['calibrate_s']:.2f} "
+                         f"({c['calibrate_ratio']:.1f})" if c else "—")
         table.append(f"| {mid} | " + " | ".join(cells) + " |")
     means = [f"{geomean([r['ratio'] for r in rows if r['threads'] == t]):.2f}" for t in threads]
     mem_mean = geomean([r["memory_ratio"] for r in rows])
@@ -202,6 +219,8 @@ def main(argv=None):
         last += " " + " | ".join(
             f"({geomean([r['int8_ratio'] for r in rows if r['threads'] == t and 'int8_ratio' in r]):.2f})"
             for t in threads) + " |"
+    if calib:
+        last += f" ({geomean([r['calibrate_ratio'] for r in rows if 'calibrate_ratio' in r]):.1f}) |"
     table.append(last)
     print("\n".join(table))
     if args.write_docs and not failed:
