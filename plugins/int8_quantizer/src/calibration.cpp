@@ -141,24 +141,35 @@ void TensorObserver::observe_histogram(std::span<const float> values) {
   }
   // Bins in blocks, counted in four interleaved integer tables (runs of one
   // bin, the zeros after a ReLU, would otherwise wait on each other's
-  // increments), added to the float64 counts once per block.
+  // increments), added to the float64 counts at the end, or every 2^31
+  // values, before a table could overflow.
   constexpr size_t kBlock = 4096;
+  constexpr size_t kFlush = size_t{1} << 31;
   std::vector<int32_t> bin(kBlock);
   std::vector<uint32_t> counts(4 * (kHistogramBins + 1));
+  auto flush = [&] {
+    for (size_t k = 0; k < static_cast<size_t>(kHistogramBins); ++k) {
+      const uint64_t c = uint64_t{counts[k]} + counts[kHistogramBins + 1 + k] +
+                         counts[2 * (kHistogramBins + 1) + k] +
+                         counts[3 * (kHistogramBins + 1) + k];
+      if (c != 0) histogram_[k] += static_cast<double>(c);
+    }
+    std::fill(counts.begin(), counts.end(), 0u);
+  };
+  size_t since_flush = 0;
   for (size_t b0 = 0; b0 < values.size(); b0 += kBlock) {
     const size_t n = std::min(kBlock, values.size() - b0);
     bins_of(values.data() + b0, n, width, bin.data());
-    std::fill(counts.begin(), counts.end(), 0u);
     for (size_t i = 0; i < n; ++i) {
       ++counts[(i & 3) * (kHistogramBins + 1) + static_cast<size_t>(bin[i])];
     }
-    for (size_t k = 0; k < static_cast<size_t>(kHistogramBins); ++k) {
-      const uint32_t c = counts[k] + counts[kHistogramBins + 1 + k] +
-                         counts[2 * (kHistogramBins + 1) + k] +
-                         counts[3 * (kHistogramBins + 1) + k];
-      if (c != 0) histogram_[k] += c;
+    since_flush += n;
+    if (since_flush >= kFlush) {
+      flush();
+      since_flush = 0;
     }
   }
+  flush();
 }
 
 namespace {
