@@ -216,13 +216,15 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
   for_each_range(r, g.batch * g.in_channels, threads, [&](int64_t begin, int64_t end) {
     std::vector<int32_t> xp(static_cast<size_t>(l.size()), 0);
     std::vector<int32_t> acc(static_cast<size_t>(l.span));
+    std::vector<int64_t> offset;
+    std::vector<int32_t> weight;
     for (int64_t task = begin; task < end; ++task) {
       const int64_t ch = task % g.in_channels;
       l.fill(g, x_all + task * g.in_size(), xp.data(),
              [&](int8_t v) { return int32_t{v} - p.x_zero_point; });
       // The channel's taps with a non-zero weight.
-      std::vector<int64_t> offset;
-      std::vector<int32_t> weight;
+      offset.clear();
+      weight.clear();
       for (int64_t t = 0; t < ksize; ++t) {
         const int8_t wv = w_all[ch * ksize + t];
         if (wv == 0) continue;
