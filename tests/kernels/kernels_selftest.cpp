@@ -509,7 +509,14 @@ void elementwise_row_cases() {
   const Case cases[] = {{"same", {{3, 37}, {3, 37}, {3, 37}}},
                         {"row_scalar", {{3, 37}, {3, 1}, {3, 37}}},
                         {"a_rows", {{1, 37}, {3, 37}, {3, 37}}},
-                        {"b_rows", {{2, 3, 19}, {19}, {2, 3, 19}}}};
+                        {"b_rows", {{2, 3, 19}, {19}, {2, 3, 19}}},
+                        // Dims that merge (broadcast_binary's rows): a
+                        // per-channel scale, one broadcast across channels
+                        // only, a scalar A, and a size-1 dim in between.
+                        {"channel_scale", {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}}},
+                        {"across_channels", {{2, 1, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
+                        {"a_scale", {{1, 3, 1, 1}, {2, 3, 4, 5}, {2, 3, 4, 5}}},
+                        {"unit_dim", {{2, 3, 1, 5}, {2, 3, 1, 5}, {2, 3, 1, 5}}}};
   const std::pair<qmath::AddParams, k::QMulParams> params[] = {
       {{-128, 127, 5, {1500000000, 31}, {1200000000, 32}, {1300000000, 22}, -128, 127},
        {127, -128, -3, -128, 127, {1400000000, 38}}},

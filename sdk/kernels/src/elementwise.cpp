@@ -66,11 +66,28 @@ template <typename Terms, typename LanesFn>
 void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* pb, int8_t* py,
                       const TaskRunner& r, const Requantization& q, Terms terms,
                       [[maybe_unused]] LanesFn lanes) {
-  const size_t rank = s.y.size();
   const int64_t total = product(s.y);
   if (total == 0) return;
-  const int64_t inner = rank == 0 ? 1 : s.y.back();
-  const Dims sa = broadcast_strides(s.a, rank), sb = broadcast_strides(s.b, rank);
+  // Adjacent dims that both operands step through alike (each contiguous
+  // across them, or broadcast along both) merge into one: a [1, C, H, W]
+  // times [1, C, 1, 1] scale is C rows of H·W, not C·H rows of W.
+  Dims y, sa, sb;
+  {
+    const Dims fa = broadcast_strides(s.a, s.y.size()), fb = broadcast_strides(s.b, s.y.size());
+    for (size_t d = 0; d < s.y.size(); ++d) {
+      if (!y.empty() && sa.back() == fa[d] * s.y[d] && sb.back() == fb[d] * s.y[d]) {
+        y.back() *= s.y[d];
+        sa.back() = fa[d];
+        sb.back() = fb[d];
+        continue;
+      }
+      y.push_back(s.y[d]);
+      sa.push_back(fa[d]);
+      sb.push_back(fb[d]);
+    }
+  }
+  const size_t rank = y.size();
+  const int64_t inner = rank == 0 ? 1 : y.back();
   const int64_t step_a = rank == 0 ? 0 : sa.back(), step_b = rank == 0 ? 0 : sb.back();
   constexpr int64_t kChunk = 512;
   for_each_range(r, total / inner, threads_for(r, total), [&](int64_t begin, int64_t end) {
@@ -78,8 +95,8 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
     for (int64_t row = begin; row < end; ++row) {
       int64_t rest = row, oa = 0, ob = 0;
       for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
-        const int64_t idx = rest % s.y[d];
-        rest /= s.y[d];
+        const int64_t idx = rest % y[d];
+        rest /= y[d];
         oa += idx * sa[d];
         ob += idx * sb[d];
       }
@@ -123,6 +140,13 @@ void qadd(const BroadcastShapes& s, const qmath::AddParams& p, bool subtract, co
   broadcast_binary(
       s, a, b, y, r, Requantization{p.out, p.out_zero_point, p.qmin, p.qmax},
       [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb, int64_t n, int32_t* acc) {
+        if (sa == 1 && sb == 1) {
+          for (int64_t i = 0; i < n; ++i) {
+            acc[i] =
+                ta[static_cast<size_t>(pa[i] + 128)] + sign * tb[static_cast<size_t>(pb[i] + 128)];
+          }
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) {
           acc[i] = ta[static_cast<size_t>(pa[i * sa] + 128)] +
                    sign * tb[static_cast<size_t>(pb[i * sb] + 128)];
@@ -143,8 +167,21 @@ void qmul(const BroadcastShapes& s, const QMulParams& p, const int8_t* a, const 
   broadcast_binary(
       s, a, b, y, r, Requantization{p.multiplier, p.y_zero_point, p.qmin, p.qmax},
       [&](const int8_t* pa, int64_t sa, const int8_t* pb, int64_t sb, int64_t n, int32_t* acc) {
-        for (int64_t i = 0; i < n; ++i) {
-          acc[i] = (pa[i * sa] - p.a_zero_point) * (pb[i * sb] - p.b_zero_point);
+        // The common steps as loops the compiler vectorizes: two tensors of
+        // one shape, and one broadcast along the row (a per-channel scale).
+        if (sa == 1 && sb == 1) {
+          for (int64_t i = 0; i < n; ++i)
+            acc[i] = (pa[i] - p.a_zero_point) * (pb[i] - p.b_zero_point);
+        } else if (sa == 1 && sb == 0) {
+          const int32_t vb = pb[0] - p.b_zero_point;
+          for (int64_t i = 0; i < n; ++i) acc[i] = (pa[i] - p.a_zero_point) * vb;
+        } else if (sa == 0 && sb == 1) {
+          const int32_t va = pa[0] - p.a_zero_point;
+          for (int64_t i = 0; i < n; ++i) acc[i] = va * (pb[i] - p.b_zero_point);
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            acc[i] = (pa[i * sa] - p.a_zero_point) * (pb[i * sb] - p.b_zero_point);
+          }
         }
       },
       lanes);
