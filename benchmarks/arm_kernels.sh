@@ -36,7 +36,7 @@ done
 k="$root/sdk/kernels/src"
 sources=("$k/conv.cpp" "$k/elementwise.cpp" "$k/int8_gemm.cpp" "$k/int8_gemm_avx512_vnni.cpp"
          "$k/int8_gemm_avx2.cpp" "$k/int8_gemm_neon.cpp" "$k/requantize_row.cpp"
-         "$k/requantize_row_avx512.cpp"
+         "$k/requantize_row_avx512.cpp" "$k/lookup_bytes_vbmi.cpp"
          "$k/int8_gemm_packed.cpp" "$k/int8_gemm_packed_neon.cpp" "$k/matmul.cpp"
          "$root/sdk/kit/src/blas_portable.cpp")
 # -O3, as a bundle's Release build (plugins/zynq_ps/bundle/CMakeLists.txt);

@@ -648,9 +648,32 @@ void table_cases() {
     report("qconcat", y, y, want);
   }
   {
+    // Chunks of 120 and 80 codes (two 64-code blocks of the VBMI loop and
+    // tails): inputs (2, 3, 40) and (2, 2, 40) along axis 1.
+    const int64_t inner = 40, outer = 2;
+    const Bytes x0 = codes(outer * 3 * inner), x1 = codes(outer * 2 * inner);
+    const k::ConcatInput in[] = {{x0.data(), 3, 100, {1800000000, 31}},
+                                 {x1.data(), 2, -128, {1100000000, 31}}};
+    const k::ConcatParams p{outer, inner, -7};
+    Bytes want(static_cast<size_t>(outer * 5 * inner)), y(want.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t a = 0; a < 5; ++a)
+        for (int64_t i = 0; i < inner; ++i) {
+          const k::ConcatInput& src = a < 3 ? in[0] : in[1];
+          const int64_t row = a < 3 ? a : a - 3, dim = a < 3 ? 3 : 2;
+          want[static_cast<size_t>((o * 5 + a) * inner + i)] =
+              rq(src.data[(o * dim + row) * inner + i] - src.zero_point, src.multiplier,
+                 p.y_zero_point);
+        }
+    k::qconcat(p, in, 2, y.data());
+    report("qconcat/long", y, y, want);
+  }
+  {
     std::array<int8_t, 256> table{};
     for (int i = 0; i < 256; ++i) table[static_cast<size_t>(i)] = static_cast<int8_t>(127 - i);
-    const Bytes x = codes(1000);
+    // Every code, then random ones (a tail past the 64-code blocks).
+    Bytes x = codes(1000);
+    for (int c = -128; c <= 127; ++c) x[static_cast<size_t>(c + 128)] = static_cast<int8_t>(c);
     Bytes want(1000), serial(1000), threaded(1000);
     for (size_t i = 0; i < x.size(); ++i) want[i] = table[static_cast<size_t>(x[i] + 128)];
     k::qlookup(table, x.data(), 1000, serial.data(), k::kSerial);

@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "lookup_bytes.hpp"
+
 namespace eulernpu::kernels {
 
 namespace qmath = sdk::qmath;
@@ -24,9 +26,7 @@ void qconcat(const ConcatParams& p, const ConcatInput* inputs, size_t count, int
     const int64_t chunk = in.axis_dim * p.inner;
     int8_t* dst = y + offset;
     for (int64_t o = 0; o < p.outer; ++o) {
-      for (int64_t j = 0; j < chunk; ++j) {
-        dst[o * y_chunk + j] = qmath::lookup(table, in.data[o * chunk + j]);
-      }
+      detail::lookup_bytes(table, in.data + o * chunk, chunk, dst + o * y_chunk);
     }
     offset += chunk;
   }

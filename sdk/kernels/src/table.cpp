@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "lookup_bytes.hpp"
+
 namespace eulernpu::kernels {
 
 namespace qmath = sdk::qmath;
@@ -10,13 +12,7 @@ namespace qmath = sdk::qmath;
 void qlookup(const std::array<int8_t, 256>& table, const int8_t* x, int64_t n, int8_t* y,
              const TaskRunner& r) {
   for_each_range(r, n, threads_for(r, n, int64_t{1} << 18), [&](int64_t begin, int64_t end) {
-    // The table and the pointers as locals: a store through int8_t* may
-    // alias anything the compiler cannot see is private, and it would
-    // reload them for every byte (four times the loop's cost).
-    const std::array<int8_t, 256> t = table;
-    const int8_t* src = x;
-    int8_t* dst = y;
-    for (int64_t i = begin; i < end; ++i) dst[i] = qmath::lookup(t, src[i]);
+    detail::lookup_bytes(table, x + begin, end - begin, y + begin);
   });
 }
 

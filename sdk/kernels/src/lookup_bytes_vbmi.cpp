@@ -1,0 +1,52 @@
+// lookup_bytes with AVX-512 VBMI (x86-64 builds only; elsewhere the file is
+// empty). As in int8_gemm_avx512_vnni.cpp, only the function marked
+// EULERNPU_AVX512_VBMI uses the instructions, and the file is compiled
+// without -m flags.
+#include "lookup_bytes.hpp"
+
+#if EULERNPU_KERNELS_HAVE_AVX512
+// GCC 12's intrinsics seed their pass-through operand with `__Y = __Y`,
+// which -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace eulernpu::kernels::detail {
+
+#define EULERNPU_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+bool cpu_has_avx512_vbmi() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi");
+}
+
+EULERNPU_AVX512_VBMI int64_t lookup_bytes_vbmi(const std::array<int8_t, 256>& table,
+                                               const int8_t* x, int64_t n, int8_t* y) {
+  // Entry q + 128 for code q: codes -128..-1 are entries 0..127 (t0, t1),
+  // codes 0..127 entries 128..255 (t2, t3). vpermi2b reads an index's low
+  // seven bits, the same for q and q + 128's entry; a code's sign bit set
+  // means the first half.
+  const __m512i t0 = _mm512_loadu_si512(table.data());
+  const __m512i t1 = _mm512_loadu_si512(table.data() + 64);
+  const __m512i t2 = _mm512_loadu_si512(table.data() + 128);
+  const __m512i t3 = _mm512_loadu_si512(table.data() + 192);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i q = _mm512_loadu_si512(x + i);
+    const __m512i negative = _mm512_permutex2var_epi8(t0, q, t1);
+    const __m512i positive = _mm512_permutex2var_epi8(t2, q, t3);
+    const __mmask64 sign = _mm512_movepi8_mask(q);
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(sign, positive, negative));
+  }
+  return i;
+}
+
+}  // namespace eulernpu::kernels::detail
+
+#endif  // EULERNPU_KERNELS_HAVE_AVX512
