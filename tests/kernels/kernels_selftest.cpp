@@ -794,6 +794,34 @@ void movement_cases() {
     k::gather({2, 4, 3, 1}, at, 4, x.data(), threaded.data(), kThreads);
     report("gather/axis1", serial, threaded, want);
   }
+  // Along the last axis with index j reading j / s (a nearest upsampling by
+  // s, repeated rather than gathered), bytes and 4-byte elements; and a map
+  // that is j / 2 but for one index, which must gather.
+  for (const int64_t s : {2, 3}) {
+    for (const size_t width : {size_t{1}, size_t{4}}) {
+      for (const bool broken : {false, true}) {
+        if (broken && s == 3) continue;
+        const int64_t outer = 5, axis = 7, count = axis * s;
+        std::vector<int64_t> at(static_cast<size_t>(count));
+        for (int64_t j = 0; j < count; ++j) at[static_cast<size_t>(j)] = j / s;
+        if (broken) at[3] = 6;
+        const Bytes x = codes(outer * axis * static_cast<int64_t>(width));
+        Bytes want(static_cast<size_t>(outer * count) * width), serial(want.size()),
+            threaded(want.size());
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t j = 0; j < count; ++j)
+            for (size_t b = 0; b < width; ++b)
+              want[static_cast<size_t>(o * count + j) * width + b] =
+                  x[static_cast<size_t>(o * axis + at[static_cast<size_t>(j)]) * width + b];
+        const k::GatherParams gp{outer, axis, 1, width};
+        k::gather(gp, at.data(), count, x.data(), serial.data(), k::kSerial);
+        k::gather(gp, at.data(), count, x.data(), threaded.data(), kThreads);
+        const std::string name = "gather/repeat" + std::to_string(s) + "/w" +
+                                 std::to_string(width) + (broken ? "/not" : "");
+        report(name.c_str(), serial, threaded, want);
+      }
+    }
+  }
   const char* pad_names[] = {"pad/constant", "pad/edge", "pad/reflect", "pad/wrap"};
   const k::PadMode modes[] = {k::PadMode::kConstant, k::PadMode::kEdge, k::PadMode::kReflect,
                               k::PadMode::kWrap};

@@ -93,6 +93,63 @@ void copy_view_as(const StridedView& v, const uint8_t* x, uint8_t* y, int64_t ro
   });
 }
 
+// The unsigned integer of W bytes: elements moved as bit patterns.
+template <size_t W>
+struct BitsOf;
+template <>
+struct BitsOf<1> {
+  using type = uint8_t;
+};
+template <>
+struct BitsOf<2> {
+  using type = uint16_t;
+};
+template <>
+struct BitsOf<4> {
+  using type = uint32_t;
+};
+template <>
+struct BitsOf<8> {
+  using type = uint64_t;
+};
+
+// Every element of each of `outer` rows repeated `s` times: a gather along
+// the last axis whose index j reads j / s (a nearest Resize by an integer
+// factor, the common 2x upsampling of FPN and U-Net decoders), as loops the
+// compiler vectorizes instead of one indexed copy per output.
+template <size_t W>
+void repeat_rows_as(int64_t axis_dim, int64_t s, const uint8_t* x, uint8_t* y, int64_t outer,
+                    int threads, const TaskRunner& r) {
+  using U = typename BitsOf<W>::type;
+  for_each_range(r, outer, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      // Tensors are aligned to their element size (the arena's 64 bytes).
+      const U* in = reinterpret_cast<const U*>(x) + o * axis_dim;
+      U* out = reinterpret_cast<U*>(y) + o * axis_dim * s;
+      if (s == 2) {
+        for (int64_t i = 0; i < axis_dim; ++i) {
+          out[2 * i] = in[i];
+          out[2 * i + 1] = in[i];
+        }
+      } else {
+        for (int64_t i = 0; i < axis_dim; ++i) {
+          for (int64_t k = 0; k < s; ++k) out[i * s + k] = in[i];
+        }
+      }
+    }
+  });
+}
+
+// Whether index j is j / s for every j, s = count / axis_dim >= 2.
+bool repeats_each(const int64_t* indices, int64_t count, int64_t axis_dim, int64_t& s) {
+  if (axis_dim <= 0 || count < 2 * axis_dim || count % axis_dim != 0) return false;
+  s = count / axis_dim;
+  for (int64_t j = 0; j < count; ++j) {
+    if (indices[j] != j / s) return false;
+  }
+  return true;
+}
+
 template <size_t W>
 void gather_rows_as(const GatherParams& p, const int64_t* indices, int64_t count, const uint8_t* x,
                     uint8_t* y, int64_t rows, int threads, const TaskRunner& r) {
@@ -281,6 +338,21 @@ void gather(const GatherParams& p, const int64_t* indices, int64_t count, const 
                    : threads_for(r, rows * p.inner * static_cast<int64_t>(p.width), kBlockGrain);
   // One element per row (the last axis of a Resize): a fixed-size copy.
   if (p.inner == 1) {
+    int64_t s = 0;
+    if (repeats_each(indices, count, p.axis_dim, s)) {
+      switch (p.width) {
+        case 1:
+          return repeat_rows_as<1>(p.axis_dim, s, src, dst, p.outer, threads, r);
+        case 2:
+          return repeat_rows_as<2>(p.axis_dim, s, src, dst, p.outer, threads, r);
+        case 4:
+          return repeat_rows_as<4>(p.axis_dim, s, src, dst, p.outer, threads, r);
+        case 8:
+          return repeat_rows_as<8>(p.axis_dim, s, src, dst, p.outer, threads, r);
+        default:
+          break;
+      }
+    }
     switch (p.width) {
       case 1:
         return gather_rows_as<1>(p, indices, count, src, dst, rows, threads, r);
