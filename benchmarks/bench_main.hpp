@@ -36,10 +36,14 @@ inline double median(std::vector<double> v) {
 }
 
 inline int run_benchmarks(int argc, char** argv, void (*register_all)()) {
-  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr) {
-    setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-    const char* core = sdk::openblas_core_for_cpu();
-    if (core != nullptr) setenv("OPENBLAS_CORETYPE", core, 0);  // a user's stays
+  const char* core = sdk::openblas_core_for_cpu();
+  const bool set_timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT") == nullptr;
+  const bool set_core = core != nullptr && std::getenv("OPENBLAS_CORETYPE") == nullptr;
+  if (set_timeout || set_core) {
+    // Each only where unset: a user's own stays, and the second start
+    // finds both set.
+    if (set_timeout) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+    if (set_core) setenv("OPENBLAS_CORETYPE", core, 1);
     execv("/proc/self/exe", argv);
     // exec failed: measure anyway, the 2-thread rows will say so.
   }

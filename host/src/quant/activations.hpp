@@ -23,6 +23,9 @@ class ActivationRecorder {
   // `with_int8` also records the int8 values (the quantized graph's).
   ActivationRecorder(const LoadedPlugin& backend, const onnx::ModelProto& model, KeyValues options,
                      bool with_int8 = false);
+  // The session refers to artifact_: a moved or copied recorder would not.
+  ActivationRecorder(const ActivationRecorder&) = delete;
+  ActivationRecorder& operator=(const ActivationRecorder&) = delete;
 
   // The values recorded (float32, and int8 if asked), in order: graph inputs
   // first, then every node output in the graph's (topological) order.

@@ -90,9 +90,16 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
   const int64_t inner = rank == 0 ? 1 : y.back();
   const int64_t step_a = rank == 0 ? 0 : sa.back(), step_b = rank == 0 ? 0 : sb.back();
   constexpr int64_t kChunk = 512;
-  for_each_range(r, total / inner, threads_for(r, total), [&](int64_t begin, int64_t end) {
+  // The tasks are pieces of rows, so that a merged row (two whole tensors
+  // of one shape are one) is still split among threads; a piece is a
+  // whole number of chunks.
+  constexpr int64_t kPiece = 32 * kChunk;
+  const int64_t pieces = (inner + kPiece - 1) / kPiece;
+  for_each_range(r, total / inner * pieces, threads_for(r, total), [&](int64_t begin, int64_t end) {
     int32_t acc[kChunk];
-    for (int64_t row = begin; row < end; ++row) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t row = unit / pieces, i0 = unit % pieces * kPiece;
+      const int64_t i1 = std::min(inner, i0 + kPiece);
       int64_t rest = row, oa = 0, ob = 0;
       for (size_t d = rank == 0 ? 0 : rank - 1; d-- > 0;) {
         const int64_t idx = rest % y[d];
@@ -101,16 +108,16 @@ void broadcast_binary(const BroadcastShapes& s, const int8_t* pa, const int8_t* 
         ob += idx * sb[d];
       }
       int8_t* out = py + row * inner;
-      int64_t i = 0;
+      int64_t i = i0;
 #if EULERNPU_KERNELS_HAVE_NEON
       if (step_a <= 1 && step_b <= 1) {
-        for (; i + 8 <= inner; i += 8) {
+        for (; i + 8 <= i1; i += 8) {
           vst1_s8(out + i, lanes(pa + oa + i * step_a, step_a, pb + ob + i * step_b, step_b));
         }
       }
 #endif
-      for (; i < inner; i += kChunk) {
-        const int64_t n = std::min(kChunk, inner - i);
+      for (; i < i1; i += kChunk) {
+        const int64_t n = std::min(kChunk, i1 - i);
         terms(pa + oa + i * step_a, step_a, pb + ob + i * step_b, step_b, n, acc);
         detail::requantize_row(acc, n, 0, q.m, q.zero_point, q.qmin, q.qmax, out + i);
       }

@@ -36,6 +36,14 @@ void qgemm_int8_scalar(const QGemmShape& s, const int8_t* w, const int8_t* x, co
   }
 }
 
+bool avx512_loops_allowed() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("EULERNPU_CPU_REF_ISA");
+    return v == nullptr || (std::strcmp(v, "scalar") != 0 && std::strcmp(v, "avx2") != 0);
+  }();
+  return allowed;
+}
+
 }  // namespace detail
 
 namespace {

@@ -44,6 +44,12 @@ void qgemm_int8_avx2(const QGemmShape& s, const int8_t* w, const int8_t* x, cons
 bool cpu_has_avx2();
 #endif
 
+// Whether the AVX-512 loops outside the GEMM (requantize_row_avx512.cpp,
+// lookup_bytes_vbmi.cpp) may run where the CPU has them: not when
+// EULERNPU_CPU_REF_ISA names "scalar" or "avx2", so that those settings run
+// the code a CPU without AVX-512 runs (its SIMD clones aside). Read once.
+bool avx512_loops_allowed();
+
 // The packed GEMM's portable loop and NEON kernel (int8_gemm_packed.hpp).
 void qgemm_int8_packed_scalar(const QGemmShape& s, const int8_t* packed, const int8_t* x,
                               const int32_t* offset, const sdk::qmath::FixedMultiplier* m,

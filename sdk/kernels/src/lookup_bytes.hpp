@@ -25,7 +25,7 @@ inline void lookup_bytes(const std::array<int8_t, 256>& table, const int8_t* x, 
                          int8_t* y) {
   int64_t i = 0;
 #if EULERNPU_KERNELS_HAVE_AVX512
-  static const bool vbmi = cpu_has_avx512_vbmi();
+  static const bool vbmi = cpu_has_avx512_vbmi() && avx512_loops_allowed();
   if (vbmi) i = lookup_bytes_vbmi(table, x, n, y);
 #endif
   // The table and the pointers as locals: a store through int8_t* may

@@ -16,8 +16,8 @@ namespace {
 
 // Rows of X in blocks of kWidth, each transposed to k × width, multiplied
 // by gemm(o0, shape, xt, yt) for W's rows [o0, o0 + shape.rows) and
-// transposed back. Every block is transposed once, first. With fewer than
-// four blocks the multiplications are also cut into chunks of kChunk output
+// transposed back. With fewer than four blocks the multiplications are
+// also cut into chunks of kChunk output
 // channels, so that one block (a 128-row BERT layer, a batch-1 fully
 // connected layer) still has tasks for a second thread; a chunk costs a
 // repacking of its block (int8_gemm's), so there are no more of them than
@@ -33,25 +33,40 @@ void qgemm_blocks(const QGemmParams& p, const int8_t* x, int8_t* y, const TaskRu
   const int64_t blocks = (rows + kWidth - 1) / kWidth;
   const int64_t chunks = blocks < 4 ? (n + kChunk - 1) / kChunk : 1;
   const int threads = threads_for(r, rows * n * k);
-  // Block b at xt[r0 · k]: k × cols.
-  std::vector<int8_t> xt(static_cast<size_t>(rows * k));
-  for_each_task(r, blocks, threads, [&](int64_t b) {
-    const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
-    int8_t* xb = xt.data() + r0 * k;
+  auto transpose = [&](int64_t r0, int64_t cols, int8_t* xb) {
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t i = 0; i < k; ++i) xb[i * cols + j] = x[(r0 + j) * k + i];
     }
-  });
-  for_each_task(r, blocks * chunks, threads, [&](int64_t t) {
-    const int64_t b = t / chunks, o0 = chunks > 1 ? t % chunks * kChunk : 0;
-    const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
-    const int64_t outs = chunks > 1 ? std::min(kChunk, n - o0) : n;
+  };
+  auto multiply = [&](int64_t r0, int64_t cols, int64_t o0, int64_t outs, const int8_t* xb) {
     std::vector<int8_t> yt(static_cast<size_t>(outs * cols));
-    gemm(o0, QGemmShape{outs, k, cols}, xt.data() + r0 * k, yt.data());
+    gemm(o0, QGemmShape{outs, k, cols}, xb, yt.data());
     for (int64_t j = 0; j < cols; ++j) {
       for (int64_t o = 0; o < outs; ++o)
         y[(r0 + j) * n + o0 + o] = yt[static_cast<size_t>(o * cols + j)];
     }
+  };
+  if (chunks == 1) {
+    // A task per block, transposing its own rows.
+    for_each_task(r, blocks, threads, [&](int64_t b) {
+      const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
+      std::vector<int8_t> xt(static_cast<size_t>(k * cols));
+      transpose(r0, cols, xt.data());
+      multiply(r0, cols, 0, n, xt.data());
+    });
+    return;
+  }
+  // Every block transposed once (block b at xt[r0 · k]), then a task per
+  // block and chunk.
+  std::vector<int8_t> xt(static_cast<size_t>(rows * k));
+  for_each_task(r, blocks, threads, [&](int64_t b) {
+    const int64_t r0 = b * kWidth;
+    transpose(r0, std::min(kWidth, rows - r0), xt.data() + r0 * k);
+  });
+  for_each_task(r, blocks * chunks, threads, [&](int64_t t) {
+    const int64_t b = t / chunks, o0 = t % chunks * kChunk;
+    const int64_t r0 = b * kWidth, cols = std::min(kWidth, rows - r0);
+    multiply(r0, cols, o0, std::min(kChunk, n - o0), xt.data() + r0 * k);
   });
 }
 

@@ -93,47 +93,30 @@ void copy_view_as(const StridedView& v, const uint8_t* x, uint8_t* y, int64_t ro
   });
 }
 
-// The unsigned integer of W bytes: elements moved as bit patterns.
-template <size_t W>
-struct BitsOf;
-template <>
-struct BitsOf<1> {
-  using type = uint8_t;
-};
-template <>
-struct BitsOf<2> {
-  using type = uint16_t;
-};
-template <>
-struct BitsOf<4> {
-  using type = uint32_t;
-};
-template <>
-struct BitsOf<8> {
-  using type = uint64_t;
-};
-
 // Every element of each of `outer` rows repeated `s` times: a gather along
 // the last axis whose index j reads j / s (a nearest Resize by an integer
 // factor, the common 2x upsampling of FPN and U-Net decoders), as loops the
-// compiler vectorizes instead of one indexed copy per output.
+// compiler vectorizes instead of one indexed copy per output. Elements move
+// by fixed-size memcpy, as everywhere in this file: no alignment or
+// aliasing assumed.
 template <size_t W>
 void repeat_rows_as(int64_t axis_dim, int64_t s, const uint8_t* x, uint8_t* y, int64_t outer,
                     int threads, const TaskRunner& r) {
-  using U = typename BitsOf<W>::type;
   for_each_range(r, outer, threads, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
-      // Tensors are aligned to their element size (the arena's 64 bytes).
-      const U* in = reinterpret_cast<const U*>(x) + o * axis_dim;
-      U* out = reinterpret_cast<U*>(y) + o * axis_dim * s;
+      const uint8_t* in = x + static_cast<size_t>(o * axis_dim) * W;
+      uint8_t* out = y + static_cast<size_t>(o * axis_dim * s) * W;
       if (s == 2) {
         for (int64_t i = 0; i < axis_dim; ++i) {
-          out[2 * i] = in[i];
-          out[2 * i + 1] = in[i];
+          std::memcpy(out + static_cast<size_t>(2 * i) * W, in + static_cast<size_t>(i) * W, W);
+          std::memcpy(out + static_cast<size_t>(2 * i + 1) * W, in + static_cast<size_t>(i) * W, W);
         }
       } else {
         for (int64_t i = 0; i < axis_dim; ++i) {
-          for (int64_t k = 0; k < s; ++k) out[i * s + k] = in[i];
+          for (int64_t k = 0; k < s; ++k) {
+            std::memcpy(out + static_cast<size_t>(i * s + k) * W, in + static_cast<size_t>(i) * W,
+                        W);
+          }
         }
       }
     }

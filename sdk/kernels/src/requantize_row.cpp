@@ -63,7 +63,7 @@ void requantize_row(const int32_t* acc, int64_t n, int32_t offset, const qmath::
   }
 #elif EULERNPU_REQUANTIZE_VECTORS
 #if EULERNPU_KERNELS_HAVE_AVX512
-  static const bool avx512 = cpu_has_avx512f();
+  static const bool avx512 = cpu_has_avx512f() && avx512_loops_allowed();
   if (avx512) {
     i = requantize_avx512(acc, n, offset, m, zero_point, qmin, qmax, y);
   } else {
