@@ -21,7 +21,7 @@
 #include "requantize_row.hpp"
 
 #if EULERNPU_KERNELS_HAVE_AVX2
-#include <immintrin.h>
+#include "x86_intrinsics.hpp"
 
 namespace eulernpu::kernels::detail {
 

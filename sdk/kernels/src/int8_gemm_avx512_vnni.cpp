@@ -25,17 +25,7 @@
 #include "int8_gemm_variants.hpp"
 
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
-// GCC 12's intrinsics seed their pass-through operand with `__Y = __Y`,
-// which -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593).
-// clang has neither the bug nor the warning.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "x86_intrinsics.hpp"
 
 namespace eulernpu::kernels::detail {
 

@@ -9,16 +9,7 @@
 #include "requantize_row.hpp"
 
 #if EULERNPU_KERNELS_HAVE_AVX512
-// GCC 12's intrinsics seed their pass-through operand with `__Y = __Y`,
-// which -Wmaybe-uninitialized reports wherever they inline (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "x86_intrinsics.hpp"
 
 namespace eulernpu::kernels::detail {
 
