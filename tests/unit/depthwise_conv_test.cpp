@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "eulernpu/kit/op_table.hpp"
 
 namespace eulernpu::kit {

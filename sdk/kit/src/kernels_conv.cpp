@@ -1,6 +1,7 @@
 // Convolution kernels: Conv (groups, dilations, strides, pads, auto_pad,
-// bias) as im2col + one sgemm per group, with a direct path for depthwise
-// convs, and ConvTranspose as sgemm + col2im.
+// bias) as one GEMM per group — conv_gemm.hpp reading the input in place
+// on CPUs with AVX-512, im2col + sgemm elsewhere — with a direct path for
+// depthwise convs, and ConvTranspose as sgemm + col2im.
 //
 // Every spatial attribute is normalized to three dims (D, H, W): 1-D and
 // 2-D convs get leading unit dims, so one im2col/col2im serves every rank.
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_gemm.hpp"
 #include "depthwise_layout.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
@@ -320,6 +322,122 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   });
 }
 
+// Whether a conv reads X as its own im2col matrix: 1x1, unit strides, no
+// padding.
+bool reads_x_as_columns(const Geometry& g) {
+  return g.kernel_size() == 1 && g.stride == Dims3{1, 1, 1} && g.pad == Dims3{0, 0, 0} &&
+         g.in == g.out;
+}
+
+// Blocks of columns for conv_gemm::run: multiples of its 32-column tile,
+// about 8 M multiply-adds each; rows split (in multiples of its 14-row
+// tile) where that leaves fewer tasks than threads. Each element's sum is
+// fixed by conv_gemm.hpp, so the blocks may follow the thread count.
+struct PackedBlocks {
+  int64_t width = 0, col_blocks = 0, row_blocks = 1, row_width = 0;
+
+  PackedBlocks(int64_t rows, int64_t depth, int64_t cols, int64_t other_tasks, int threads) {
+    const int64_t per_col = std::max<int64_t>(rows * depth, 1);
+    width = std::min(cols, std::max<int64_t>(32, (int64_t{1} << 23) / per_col / 32 * 32));
+    col_blocks = width == 0 ? 0 : (cols + width - 1) / width;
+    const int64_t tiles = (rows + conv_gemm::kRows - 1) / conv_gemm::kRows;
+    if (other_tasks * col_blocks < threads) row_blocks = std::min<int64_t>(tiles, threads);
+    row_width = (tiles + row_blocks - 1) / row_blocks * conv_gemm::kRows;
+  }
+  int64_t tasks() const { return col_blocks * row_blocks; }
+};
+
+// f32_conv on a CPU that runs conv_gemm.hpp, W packed once per call. A 1x1
+// conv reads X as its columns. Any other conv reads its input planes in
+// place, padded and split by stride phase as a depthwise conv's are
+// (depthwise_layout.hpp): B[(c, tap)][j] is the padded plane of channel c
+// at the tap's offset plus j, one run of columns per depth slice whose
+// dropped columns (past the output's width) go to a scratch block and
+// stay there. Where im2col wrote kernel-size copies of X, this writes one.
+void packed_conv(const KernelContext& ctx, const Geometry& g) {
+  const float* x = ctx.inputs[0].as<float>();
+  const float* w = ctx.inputs[1].as<float>();
+  const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
+  float* y = ctx.outputs[0].as<float>();
+  const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
+  const int64_t ksize = g.kernel_size(), out_size = g.out_size(), kc = cg * ksize;
+  std::vector<std::vector<float>> packed(static_cast<size_t>(g.group));
+  for (int64_t gi = 0; gi < g.group; ++gi) {
+    packed[static_cast<size_t>(gi)] = conv_gemm::pack(w + gi * mg * kc, mg, kc);
+  }
+  const int64_t images = g.batch * g.group;
+  auto epilogue = [&](const float* yg, int64_t row0, int64_t rows, int64_t p0, int64_t count) {
+    if (!ctx.epilogue) return;
+    for (int64_t m = row0; m < row0 + rows; ++m) {
+      ctx.epilogue->fn(ctx.epilogue->state, (yg - y) + m * out_size + p0, count);
+    }
+  };
+  if (reads_x_as_columns(g)) {
+    std::vector<int64_t> off(static_cast<size_t>(kc));
+    for (int64_t k = 0; k < kc; ++k) off[static_cast<size_t>(k)] = k * g.in_size();
+    const PackedBlocks pb(mg, kc, out_size, images, ctx.threads);
+    parallel_tasks(images * pb.tasks(), ctx.threads, [&](int64_t task) {
+      const int64_t rb = task % pb.row_blocks, cb = task / pb.row_blocks % pb.col_blocks;
+      const int64_t ng = task / pb.tasks(), n = ng / g.group, gi = ng % g.group;
+      const int64_t row0 = rb * pb.row_width, rows = std::min(pb.row_width, mg - row0);
+      const int64_t col0 = cb * pb.width, cols = std::min(pb.width, out_size - col0);
+      if (rows <= 0) return;
+      const float* xg = x + (n * g.in_channels + gi * cg) * g.in_size();
+      float* yg = y + (n * g.out_channels + gi * mg) * out_size;
+      conv_gemm::run(packed[static_cast<size_t>(gi)], kc, row0, rows, mg, xg + col0, off, kc > 48,
+                     cols, bias ? bias + gi * mg : nullptr, yg + row0 * out_size + col0, out_size);
+      epilogue(yg, row0, rows, col0, cols);
+    });
+    return;
+  }
+  const DepthwiseLayout l(g);
+  // Every input plane padded, zeros in the padding.
+  std::vector<float> planes(static_cast<size_t>(g.batch * g.in_channels * l.size()), 0.0f);
+  parallel_for(g.batch * g.in_channels, ctx.threads, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      l.fill(g, x + c * g.in_size(), planes.data() + c * l.size(), [](float v) { return v; });
+    }
+  });
+  std::vector<int64_t> off(static_cast<size_t>(kc));
+  for (int64_t c = 0; c < cg; ++c) {
+    for (int64_t t = 0; t < ksize; ++t) {
+      off[static_cast<size_t>(c * ksize + t)] = c * l.size() + l.offsets[static_cast<size_t>(t)];
+    }
+  }
+  // Outputs before column j of a slice's run: rows of `phase` columns, the
+  // first out[2] of each kept.
+  auto kept = [&](int64_t j) { return j / l.phase * g.out[2] + std::min(j % l.phase, g.out[2]); };
+  const int64_t slices = g.out[0], slice_out = g.out[1] * g.out[2];
+  const PackedBlocks pb(mg, kc, l.span, images * slices, ctx.threads);
+  parallel_tasks(images * slices * pb.tasks(), ctx.threads, [&](int64_t task) {
+    const int64_t rb = task % pb.row_blocks, cb = task / pb.row_blocks % pb.col_blocks;
+    const int64_t o0 = task / pb.tasks() % slices, ng = task / pb.tasks() / slices;
+    const int64_t n = ng / g.group, gi = ng % g.group;
+    const int64_t row0 = rb * pb.row_width, rows = std::min(pb.row_width, mg - row0);
+    const int64_t col0 = cb * pb.width, cols = std::min(pb.width, l.span - col0);
+    if (rows <= 0) return;
+    const float* b = planes.data() + (n * g.in_channels + gi * cg) * l.size() +
+                     o0 * g.stride[0] * l.slice + col0;
+    thread_local std::vector<float> scratch;
+    scratch.resize(std::max(scratch.size(), static_cast<size_t>(rows * cols)));
+    conv_gemm::run(packed[static_cast<size_t>(gi)], kc, row0, rows, mg, b, off, false, cols,
+                   bias ? bias + gi * mg : nullptr, scratch.data(), cols);
+    float* yg = y + (n * g.out_channels + gi * mg) * out_size + o0 * slice_out;
+    // The kept columns of each output row the block reaches.
+    for (int64_t o1 = col0 / l.phase; o1 * l.phase < col0 + cols; ++o1) {
+      const int64_t a = std::max(col0, o1 * l.phase);
+      const int64_t e = std::min(col0 + cols, o1 * l.phase + g.out[2]);
+      if (a >= e) continue;
+      for (int64_t m = 0; m < rows; ++m) {
+        std::memcpy(yg + (row0 + m) * out_size + o1 * g.out[2] + (a - o1 * l.phase),
+                    scratch.data() + m * cols + (a - col0),
+                    static_cast<size_t>(e - a) * sizeof(float));
+      }
+    }
+    epilogue(yg, row0, rows, kept(col0), kept(col0 + cols) - kept(col0));
+  });
+}
+
 // Each group of each image is one GEMM, W_g (mg x kc) times its im2col
 // matrix (kc x out_size), onto Y_g holding the bias; kc = cg * ksize. The
 // GEMM splits as GemmPlan says, and every (image, group, block) is one task.
@@ -332,13 +450,13 @@ void f32_conv(const KernelContext& ctx) {
   if (ctx.outputs[0].count() == 0) return;
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   if (g.group > 1 && cg == 1) return depthwise_conv(ctx, g);
+  if (conv_gemm::available()) return packed_conv(ctx, g);
   const float* x = ctx.inputs[0].as<float>();
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
   float* y = ctx.outputs[0].as<float>();
   const int64_t in_size = g.in_size(), out_size = g.out_size(), kc = cg * g.kernel_size();
-  const bool pointwise = g.kernel_size() == 1 && g.stride == Dims3{1, 1, 1} &&
-                         g.pad == Dims3{0, 0, 0} && g.in == g.out;
+  const bool pointwise = reads_x_as_columns(g);
   const GemmPlan plan = GemmPlan::make(
       mg, out_size, kc,
       pointwise ? 0 : std::max<int64_t>(kMinColBlock, kColBufferFloats / std::max<int64_t>(kc, 1)));
