@@ -276,5 +276,69 @@ TEST(ElementwiseChainTest, NoEpilogueWhenTheConvsOutputHasAnotherReader) {
   EXPECT_EQ(fused, g.run(x, false).first);
 }
 
+// x -> Conv (3 -> 3 channels, kernel k, `group`, same size) -> t -> the
+// nodes the caller adds, y their last output. Weights zero where
+// `zero_weights`, with biases -0, 0 and 0.5: the Conv's outputs are then
+// -0, +0, NaN (from x's NaN and infinities) and 0.5, the values a clamp
+// must treat exactly.
+Graph conv_then(int64_t k, int64_t group, bool zero_weights) {
+  Graph g;
+  const int64_t bytes = kCount * 4;
+  g.tensor("x", kShape, "input", 0);
+  g.tensor("t", kShape, "intermediate", bytes);
+  g.tensor("y", kShape, "output", 3 * bytes);
+  g.tensor("w", {3, 3 / group, k, k}, "weight");
+  g.tensor("b", {3}, "weight");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  g.weights["w"] = std::vector<float>(static_cast<size_t>(3 * (3 / group) * k * k));
+  for (float& v : g.weights["w"]) v = zero_weights ? 0.0f : dist(rng);
+  g.weights["b"] = {zero_weights ? -0.0f : 0.25f, 0.0f, 0.5f};
+  g.node("Conv", {"x", "w", "b"}, "t",
+         {{"kernel_shape", {k, k}}, {"pads", {k / 2, k / 2, k / 2, k / 2}}, {"group", group}});
+  g.lowered.graph.inputs = {"x"};
+  g.lowered.graph.outputs = {"y"};
+  return g;
+}
+
+TEST(ElementwiseChainTest, AClampFirstIsStoredByTheConvWithTheNodesBytes) {
+  // Relu alone, Clip alone (opset 6 bounds), and each followed by more of
+  // the chain, after a 3x3 conv, a 1x1 conv (X read in place) and a
+  // depthwise one; the fused run writes y straight from the Conv.
+  const auto x = awkward_input();
+  struct Tail {
+    const char* name;
+    int nodes;
+  };
+  for (const Tail tail :
+       {Tail{"relu", 1}, Tail{"clip", 1}, Tail{"relu_mul", 2}, Tail{"clip_add", 2}}) {
+    for (const int64_t k : {int64_t{1}, int64_t{3}}) {
+      for (const int64_t group : {int64_t{1}, int64_t{3}}) {
+        for (const bool zero : {false, true}) {
+          Graph g = conv_then(k, group, zero);
+          const std::string what = std::string(tail.name) + " k" + std::to_string(k) + " group " +
+                                   std::to_string(group) + (zero ? " zero weights" : "");
+          const std::string first = tail.nodes == 1 ? "y" : "c";
+          if (tail.nodes == 2) g.tensor("c", kShape, "intermediate", 2 * kCount * 4);
+          if (tail.name[0] == 'r') {
+            g.node("Relu", {"t"}, first);
+          } else {
+            g.node("Clip", {"t"}, first, {{"min", -0.3}, {"max", 0.4}}, 6);
+          }
+          if (std::string(tail.name) == "relu_mul") {
+            g.scalar("half", 0.5f);
+            g.node("Mul", {"c", "half"}, "y");
+          } else if (std::string(tail.name) == "clip_add") {
+            g.node("Add", {"c", "x"}, "y");
+          }
+          const auto fused = g.run(x, true).first;
+          EXPECT_EQ(g.fused_into_convs, static_cast<size_t>(tail.nodes)) << what;
+          EXPECT_EQ(fused, g.run(x, false).first) << what;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace eulernpu::kit

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "eulernpu/kit/op_table.hpp"
+
 namespace eulernpu::kit::conv_gemm {
 
 // Rows of W per register tile: 14 rows × 32 columns of sums are 28 of the
@@ -28,6 +30,8 @@ bool available();
 // (the last one shorter), each depth-major.
 std::vector<float> pack(const float* w, int64_t rows, int64_t depth);
 
+using Clamp = KernelContext::StoreClamp;
+
 // C[r][j] = bias[r] (0 without bias) + Σ_k W[r][k] · B[k][j] for rows
 // [row0, row0 + rows) of the packed W (row0 a multiple of kRows) and
 // columns [0, cols), with B[k][j] = b[off[k] + j]: an im2col matrix (off[k]
@@ -35,8 +39,9 @@ std::vector<float> pack(const float* w, int64_t rows, int64_t depth);
 // place, one offset per (channel, tap). C row r of the block is at
 // c + (r - row0) · ldc. `pack_b` copies each 32 columns of B into a panel
 // first, which pays where B's rows are far apart (a wide im2col block).
+// `clamp`, if not null, applies to every element stored.
 void run(const std::vector<float>& packed, int64_t depth, int64_t row0, int64_t rows,
          int64_t total_rows, const float* b, const std::vector<int64_t>& off, bool pack_b,
-         int64_t cols, const float* bias, float* c, int64_t ldc);
+         int64_t cols, const float* bias, const Clamp* clamp, float* c, int64_t ldc);
 
 }  // namespace eulernpu::kit::conv_gemm

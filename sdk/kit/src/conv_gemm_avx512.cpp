@@ -42,13 +42,25 @@ namespace {
 // go out to C and come back between passes, which rounds nothing.
 constexpr int64_t kDepthBlock = 256;
 
+// The clamp as the elementwise chain computes it: Relu keeps x where
+// !(x <= 0) (x > 0, or NaN) and gives +0 elsewhere, -0 included; Clip
+// takes lo where x < lo, then hi where hi < x, a NaN x failing both.
+EULERNPU_AVX512F inline __m512 clamped(__m512 x, const Clamp& c) {
+  if (c.relu)
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+  const __m512 lo = _mm512_set1_ps(c.lo), hi = _mm512_set1_ps(c.hi);
+  x = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
+  return _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(hi, x, _CMP_LT_OQ), hi);
+}
+
 // Rows [0, MR) × columns [0, 16·NV) of C, the last vector's lanes masked by
 // `last`: its sums start from C (`resume`) or from the bias, then take
-// `depth` steps of W (wp[k·MR + r]) and B (b[off[k] + ...]).
+// `depth` steps of W (wp[k·MR + r]) and B (b[off[k] + ...]), and go out
+// through `clamp` if set (the last pass).
 template <int MR, int NV>
 EULERNPU_AVX512F inline void tile(const float* wp, const float* b, const int64_t* off,
-                                  int64_t depth, bool resume, const float* bias, float* c,
-                                  int64_t ldc, __mmask16 last) {
+                                  int64_t depth, bool resume, const float* bias, const Clamp* clamp,
+                                  float* c, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
@@ -75,6 +87,13 @@ EULERNPU_AVX512F inline void tile(const float* wp, const float* b, const int64_t
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(w, x[v], acc[r][v]);
     }
   }
+  if (clamp) {
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = clamped(acc[r][v], *clamp);
+    }
+  }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 2
@@ -92,12 +111,12 @@ EULERNPU_AVX512F inline void tile(const float* wp, const float* b, const int64_t
 // Tile `r` rows (1..kRows) with NV vectors of columns.
 template <int NV>
 EULERNPU_AVX512F void tile_rows(int64_t r, const float* wp, const float* b, const int64_t* off,
-                                int64_t depth, bool resume, const float* bias, float* c,
-                                int64_t ldc, __mmask16 last) {
+                                int64_t depth, bool resume, const float* bias, const Clamp* clamp,
+                                float* c, int64_t ldc, __mmask16 last) {
   switch (r) {
-#define EULERNPU_TILE(n)                                        \
-  case n:                                                       \
-    tile<n, NV>(wp, b, off, depth, resume, bias, c, ldc, last); \
+#define EULERNPU_TILE(n)                                               \
+  case n:                                                              \
+    tile<n, NV>(wp, b, off, depth, resume, bias, clamp, c, ldc, last); \
     break;
     EULERNPU_TILE(1)
     EULERNPU_TILE(2)
@@ -133,7 +152,7 @@ EULERNPU_AVX512F void pack_panel(const float* b, const int64_t* off, int64_t dep
 EULERNPU_AVX512F void run(const std::vector<float>& packed, int64_t depth, int64_t row0,
                           int64_t rows, int64_t total_rows, const float* b,
                           const std::vector<int64_t>& off, bool pack_b, int64_t cols,
-                          const float* bias, float* c, int64_t ldc) {
+                          const float* bias, const Clamp* clamp, float* c, int64_t ldc) {
   thread_local std::vector<float> panel;
   thread_local std::vector<int64_t> panel_off;
   // Packing pays where more than one tile of rows reads the panel.
@@ -161,10 +180,11 @@ EULERNPU_AVX512F void run(const std::vector<float>& packed, int64_t depth, int64
         const float* wp = packed.data() + m * depth + k0 * r;
         const float* bm = bias ? bias + m : nullptr;
         float* cm = c + (m - row0) * ldc + j;
+        const Clamp* cl = k0 + kb == depth ? clamp : nullptr;
         if (w > 16) {
-          tile_rows<2>(r, wp, bj, oj + k0, kb, k0 > 0, bm, cm, ldc, last);
+          tile_rows<2>(r, wp, bj, oj + k0, kb, k0 > 0, bm, cl, cm, ldc, last);
         } else {
-          tile_rows<1>(r, wp, bj, oj + k0, kb, k0 > 0, bm, cm, ldc, last);
+          tile_rows<1>(r, wp, bj, oj + k0, kb, k0 > 0, bm, cl, cm, ldc, last);
         }
       }
     }
@@ -176,7 +196,7 @@ EULERNPU_AVX512F void run(const std::vector<float>& packed, int64_t depth, int64
 bool available() { return false; }
 
 void run(const std::vector<float>&, int64_t, int64_t, int64_t, int64_t, const float*,
-         const std::vector<int64_t>&, bool, int64_t, const float*, float*, int64_t) {}
+         const std::vector<int64_t>&, bool, int64_t, const float*, const Clamp*, float*, int64_t) {}
 
 #endif
 

@@ -159,6 +159,38 @@ class Chain {
     }
   }
 
+  // The first step, where a kernel may apply it as it stores the chain's
+  // input (KernelContext::Epilogue::clamped): Relu, or Clip to bounds that
+  // are numbers, read by that step alone, with no step reading the output
+  // as an operand (the rest then runs in place on the output).
+  std::optional<KernelContext::StoreClamp> leading_clamp(const Operands& ops) const {
+    if (steps_.empty() || input_readers() != 1 || output_is_operand()) return std::nullopt;
+    const Kind k = steps_[0].kind;
+    if (k == Kind::kRelu) return KernelContext::StoreClamp{true, 0.0f, 0.0f};
+    if (k != Kind::kClip || is_nan(ops.lo[0]) || is_nan(ops.hi[0])) return std::nullopt;
+    return KernelContext::StoreClamp{false, ops.lo[0], ops.hi[0]};
+  }
+
+  // out[j] = the clamp of in[j], as the chain's first step computes it.
+  static void clamp_block(const KernelContext::StoreClamp& c, const float* in, float* out,
+                          int64_t len) {
+    unary_block(c.relu ? Kind::kRelu : Kind::kClip, in, out, len, c.lo, c.hi);
+  }
+
+  // The steps after the first on elements [at, at + len) of the output,
+  // which hold the first step's results; whether there are any.
+  bool has_rest() const { return steps_.size() > 1; }
+  void run_rest_range(const Operands& ops, int64_t at, int64_t len) const {
+    for (int64_t b = at, end = at + len; b < end; b += kBlock) {
+      const int64_t n = std::min<int64_t>(kBlock, end - b);
+      float* v = out_ + b;
+      for (size_t i = 1; i < steps_.size(); ++i) {
+        apply(steps_[i], v, v, n, b, ops.scalar[i], ops.lo[i], ops.hi[i]);
+      }
+    }
+  }
+  float* output() const { return out_; }
+
   // Runs the chain: its last node's output from its first node's input.
   void run(int threads) const {
     const Operands ops = operands();

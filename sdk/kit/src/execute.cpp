@@ -261,12 +261,22 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
         const elementwise::Chain::Operands ops = chain.operands();
         const std::pair<const elementwise::Chain*, const elementwise::Chain::Operands*> state{
             &chain, &ops};
-        const KernelContext::Epilogue epilogue{[](const void* p, int64_t at, int64_t len) {
-                                                 const auto& [c, o] =
-                                                     *static_cast<decltype(&state)>(p);
-                                                 c->run_range(*o, at, len);
-                                               },
-                                               &state};
+        KernelContext::Epilogue epilogue;
+        epilogue.fn = [](const void* p, int64_t at, int64_t len) {
+          const auto& [c, o] = *static_cast<decltype(&state)>(p);
+          c->run_range(*o, at, len);
+        };
+        epilogue.state = &state;
+        if (const auto clamp = chain.leading_clamp(ops)) {
+          epilogue.clamped = chain.output();
+          epilogue.clamp = *clamp;
+          if (chain.has_rest()) {
+            epilogue.rest = [](const void* p, int64_t at, int64_t len) {
+              const auto& [c, o] = *static_cast<decltype(&state)>(p);
+              c->run_rest_range(*o, at, len);
+            };
+          }
+        }
         ctx.epilogue = &epilogue;
         s.entry->kernel(ctx);
         i += 1 + chain.size();

@@ -13,6 +13,7 @@
 
 #include "conv_gemm.hpp"
 #include "depthwise_layout.hpp"
+#include "elementwise_chain.hpp"
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
@@ -284,7 +285,8 @@ using kernels::detail::DepthwiseLayout;
 // depthwise_layout.hpp first, so all output rows of a depth slice are one
 // run of sums.
 void depthwise_plane(const float* plane, const float* wk, float bias, const Geometry& g,
-                     const DepthwiseLayout& l, DepthwiseScratch& scratch, float* out) {
+                     const DepthwiseLayout& l, const KernelContext::StoreClamp* clamp,
+                     DepthwiseScratch& scratch, float* out) {
   // Zeroed once per worker: fill writes the same places for every plane.
   if (scratch.plane.size() != static_cast<size_t>(l.size()))
     scratch.plane.assign(static_cast<size_t>(l.size()), 0.0f);
@@ -294,8 +296,13 @@ void depthwise_plane(const float* plane, const float* wk, float bias, const Geom
     depthwise_span(scratch.plane.data() + o0 * g.stride[0] * l.slice, l.offsets.data(), wk,
                    l.offsets.size(), bias, l.span, scratch.sums.data());
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-      std::memcpy(out + (o0 * g.out[1] + o1) * g.out[2], scratch.sums.data() + o1 * l.phase,
-                  static_cast<size_t>(g.out[2]) * sizeof(float));
+      const float* sums = scratch.sums.data() + o1 * l.phase;
+      float* row = out + (o0 * g.out[1] + o1) * g.out[2];
+      if (clamp) {
+        elementwise::Chain::clamp_block(*clamp, sums, row, g.out[2]);
+      } else {
+        std::memcpy(row, sums, static_cast<size_t>(g.out[2]) * sizeof(float));
+      }
     }
   }
 }
@@ -306,7 +313,12 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   const float* x = ctx.inputs[0].as<float>();
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
-  float* y = ctx.outputs[0].as<float>();
+  // An epilogue's leading clamp goes into the rows' copy-out
+  // (KernelContext::Epilogue).
+  const KernelContext::Epilogue* ep = ctx.epilogue;
+  const KernelContext::StoreClamp* clamp = ep && ep->clamped ? &ep->clamp : nullptr;
+  float* y = clamp ? ep->clamped : ctx.outputs[0].as<float>();
+  const auto fn = !ep ? nullptr : clamp ? ep->rest : ep->fn;
   const int64_t m_per_group = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const DepthwiseLayout layout(g);
@@ -315,9 +327,9 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
       const float* plane = x + (n * g.in_channels + m / m_per_group) * in_size;
-      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, layout, scratch,
+      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, layout, clamp, scratch,
                       y + nm * out_size);
-      if (ctx.epilogue) ctx.epilogue->fn(ctx.epilogue->state, nm * out_size, out_size);
+      if (fn) fn(ep->state, nm * out_size, out_size);
     }
   });
 }
@@ -358,7 +370,11 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
   const float* x = ctx.inputs[0].as<float>();
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
-  float* y = ctx.outputs[0].as<float>();
+  // With an epilogue that starts with a clamp, the kernel applies it and
+  // writes the chain's output (KernelContext::Epilogue).
+  const KernelContext::Epilogue* ep = ctx.epilogue;
+  const conv_gemm::Clamp* clamp = ep && ep->clamped ? &ep->clamp : nullptr;
+  float* y = clamp ? ep->clamped : ctx.outputs[0].as<float>();
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), out_size = g.out_size(), kc = cg * ksize;
   std::vector<std::vector<float>> packed(static_cast<size_t>(g.group));
@@ -367,9 +383,10 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
   }
   const int64_t images = g.batch * g.group;
   auto epilogue = [&](const float* yg, int64_t row0, int64_t rows, int64_t p0, int64_t count) {
-    if (!ctx.epilogue) return;
+    const auto fn = !ep ? nullptr : clamp ? ep->rest : ep->fn;
+    if (!fn) return;
     for (int64_t m = row0; m < row0 + rows; ++m) {
-      ctx.epilogue->fn(ctx.epilogue->state, (yg - y) + m * out_size + p0, count);
+      fn(ep->state, (yg - y) + m * out_size + p0, count);
     }
   };
   if (reads_x_as_columns(g)) {
@@ -385,7 +402,8 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
       const float* xg = x + (n * g.in_channels + gi * cg) * g.in_size();
       float* yg = y + (n * g.out_channels + gi * mg) * out_size;
       conv_gemm::run(packed[static_cast<size_t>(gi)], kc, row0, rows, mg, xg + col0, off, kc > 48,
-                     cols, bias ? bias + gi * mg : nullptr, yg + row0 * out_size + col0, out_size);
+                     cols, bias ? bias + gi * mg : nullptr, clamp, yg + row0 * out_size + col0,
+                     out_size);
       epilogue(yg, row0, rows, col0, cols);
     });
     return;
@@ -421,7 +439,7 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
     thread_local std::vector<float> scratch;
     scratch.resize(std::max(scratch.size(), static_cast<size_t>(rows * cols)));
     conv_gemm::run(packed[static_cast<size_t>(gi)], kc, row0, rows, mg, b, off, false, cols,
-                   bias ? bias + gi * mg : nullptr, scratch.data(), cols);
+                   bias ? bias + gi * mg : nullptr, clamp, scratch.data(), cols);
     float* yg = y + (n * g.out_channels + gi * mg) * out_size + o0 * slice_out;
     // The kept columns of each output row the block reaches.
     for (int64_t o1 = col0 / l.phase; o1 * l.phase < col0 + cols; ++o1) {

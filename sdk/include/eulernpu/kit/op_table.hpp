@@ -68,9 +68,27 @@ struct KernelContext {
   // Conv's, the only one the executor gives one) calls it on every range [at, at + len) of
   // output 0 once the range holds its final values, from any worker
   // thread, while the range is still in cache.
+  // An activation a kernel may apply as it stores values: Relu (x > 0 or
+  // NaN: x, else +0), or Clip to [lo, hi] (both numbers) as min(max(x, lo),
+  // hi) with a NaN x kept — the elementwise chain's definitions
+  // (elementwise_chain.hpp), which a kernel's own form must match bit for
+  // bit.
+  struct StoreClamp {
+    bool relu = false;
+    float lo = 0.0f, hi = 0.0f;
+  };
   struct Epilogue {
-    void (*fn)(const void* state, int64_t at, int64_t len);
-    const void* state;
+    void (*fn)(const void* state, int64_t at, int64_t len) = nullptr;
+    const void* state = nullptr;
+    // Set where the chain begins with Relu or Clip (`clamp`) and nothing
+    // else reads output 0: a kernel may instead store each
+    // value of output 0 through that op straight into `clamped` (the
+    // chain's output, indexed as output 0), leave output 0 unwritten, and
+    // call `rest` (the steps after the first, in place on `clamped`; null
+    // when there are none) on each range, saving the pass of fn.
+    float* clamped = nullptr;
+    StoreClamp clamp;
+    void (*rest)(const void* state, int64_t at, int64_t len) = nullptr;
   };
   const Epilogue* epilogue = nullptr;
 
