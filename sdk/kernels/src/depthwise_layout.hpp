@@ -64,16 +64,34 @@ struct DepthwiseLayout {
   // its zeros (the padding) from plane to plane.
   template <typename G, typename In, typename Out, typename Convert>
   void fill(const G& g, const In* x, Out* buffer, Convert convert) const {
+    // Where padded column c of a row is, for the first columns: the same
+    // in every row. Rows step their phase and index without a division
+    // (a division per row cost more than copying a 160-wide row).
+    auto column = [&](int64_t c) { return c % s2 * plane_w + c / s2; };
+    const int64_t col0 = column(g.pad[2]), col1 = column(g.pad[2] + 1);
     for (int64_t i0 = 0; i0 < g.in[0]; ++i0) {
+      Out* base = buffer + (i0 + g.pad[0]) * slice;
+      int64_t h_index = g.pad[1] / s1, h_phase = g.pad[1] % s1;
       for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
         const In* src = x + (i0 * g.in[1] + i1) * g.in[2];
-        Out* base = buffer + (i0 + g.pad[0]) * slice;
+        Out* row = base + (h_phase * phase_h + h_index) * phase;
+        if (++h_phase == s1) {
+          h_phase = 0;
+          ++h_index;
+        }
+        if (s2 == 1) {
+          // A plain copy, which the compiler vectorizes (the loop below,
+          // with its stride unknown, it does not).
+          Out* d = row + col0;
+          for (int64_t i2 = 0; i2 < g.in[2]; ++i2) d[i2] = convert(src[i2]);
+          continue;
+        }
         if (s2 == 2) {
           // Both phases in one pass over the row: input 2j goes to the
           // phase of column pad, 2j + 1 to the other, each at its j-th
           // place (a loop the compiler turns into loads and shuffles).
-          Out* even = base + at(i1 + g.pad[1], g.pad[2]);
-          Out* odd = base + at(i1 + g.pad[1], g.pad[2] + 1);
+          Out* even = row + col0;
+          Out* odd = row + col1;
           const int64_t pairs = g.in[2] / 2;
           for (int64_t j = 0; j < pairs; ++j) {
             even[j] = convert(src[2 * j]);
@@ -86,7 +104,7 @@ struct DepthwiseLayout {
         // f, every s2-th, one after the other.
         for (int64_t f = 0; f < s2; ++f) {
           const int64_t first = ((f - g.pad[2]) % s2 + s2) % s2;
-          Out* d = base + at(i1 + g.pad[1], g.pad[2] + first);
+          Out* d = row + column(g.pad[2] + first);
           for (int64_t i2 = first; i2 < g.in[2]; i2 += s2) *d++ = convert(src[i2]);
         }
       }
