@@ -340,5 +340,29 @@ TEST(ElementwiseChainTest, AClampFirstIsStoredByTheConvWithTheNodesBytes) {
   }
 }
 
+TEST(ElementwiseChainTest, APreparedConvRunTwiceGivesEachInputsBytes) {
+  // The second run reuses what the first derived from the weights
+  // (KernelContext::cache: the Conv's packed W); each run must still give
+  // the bytes a fresh graph gives for its input.
+  Graph g = conv_relu_add(3 * kCount * 4);
+  const auto x1 = awkward_input();
+  std::vector<float> x2v(x1.size());
+  for (size_t i = 0; i < x2v.size(); ++i) x2v[i] = 0.5f * static_cast<float>(i % 13) - 2.0f;
+  const std::vector<float>& x2 = x2v;
+  const auto want1 = g.run(x1, true).first, want2 = g.run(x2, true).first;
+  ASSERT_NE(want1, want2);
+  auto w = g.weight_views();
+  PreparedGraph prepared(g.lowered, w, 2);
+  for (const auto* x : {&x1, &x2, &x1}) {
+    const enp_tensor_t in{"x", ENP_DTYPE_FLOAT32, 4, kShape.data(), x->data(), x->size() * 4};
+    std::vector<uint8_t> bytes;
+    prepared.run({&in, 1}, [&](const std::string&, const Buffer& b) {
+      const auto* p = static_cast<const uint8_t*>(b.data);
+      bytes.assign(p, p + b.count() * 4);
+    });
+    EXPECT_EQ(bytes, x == &x2 ? want2 : want1);
+  }
+}
+
 }  // namespace
 }  // namespace eulernpu::kit

@@ -5,7 +5,10 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
+
+#include "simd_clones.hpp"
 
 namespace eulernpu::kernels {
 namespace {
@@ -84,7 +87,7 @@ struct MaxRows {
   // read so that nothing past it is touched, and one shuffle.
   // (An out parameter: a 64-byte vector returned by value changes the ABI
   // by ISA, which GCC warns about.)
-  static void even_lanes(const T* src, Lanes& x) {
+  [[gnu::always_inline]] static inline void even_lanes(const T* src, Lanes& x) {
     Lanes a, b;
     std::memcpy(&a, src, sizeof a);
     std::memcpy(&b, src + kLanes - 1, sizeof b);  // src[kLanes - 1 .. 2 · kLanes - 2]
@@ -98,16 +101,20 @@ struct MaxRows {
 
   // Taps as row starts (the first valid tap first) and W offsets.
   static void row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo, int64_t hi,
-                  T* out) {
-    const int64_t stride = sh.stride[2];
+                  T* out);
+
+  [[gnu::always_inline]] static inline void vectors(const T* const* rows, size_t count,
+                                                    int64_t kernel, int64_t stride, int64_t pad,
+                                                    int64_t dilation, int64_t lo, int64_t hi,
+                                                    T* out) {
     // hi - lo >= kLanes; the last vector overlaps its predecessor.
     for (int64_t o = lo;; o += kLanes) {
       o = std::min(o, hi - kLanes);
       Lanes acc{};
       bool first = true;
-      for (const T* r : rows) {
-        for (int64_t k = 0; k < sh.kernel[2]; ++k) {
-          const T* src = r + o * stride - sh.pad_begin[2] + k * sh.dilation[2];
+      for (size_t i = 0; i < count; ++i) {
+        for (int64_t k = 0; k < kernel; ++k) {
+          const T* src = rows[i] + o * stride - pad + k * dilation;
           Lanes x;
           if (stride == 1) {
             std::memcpy(&x, src, sizeof x);
@@ -148,6 +155,28 @@ struct MaxRows {
     }
   }
 };
+
+// MaxRows<float>::vectors compiled for each ISA (simd_clones.hpp): for the
+// baseline alone its 16-float vectors are four SSE registers that GCC
+// moves through the stack a float at a time (8 ns an output on a 2×2/2
+// pool). The comparisons are the same in every clone, so are the bytes.
+EULERNPU_SIMD_CLONES
+void max_vectors_float(const float* const* rows, size_t count, int64_t kernel, int64_t stride,
+                       int64_t pad, int64_t dilation, int64_t lo, int64_t hi, float* out) {
+  MaxRows<float>::vectors(rows, count, kernel, stride, pad, dilation, lo, hi, out);
+}
+
+template <typename T>
+void MaxRows<T>::row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo,
+                     int64_t hi, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    max_vectors_float(rows.data(), rows.size(), sh.kernel[2], sh.stride[2], sh.pad_begin[2],
+                      sh.dilation[2], lo, hi, out);
+  } else {
+    vectors(rows.data(), rows.size(), sh.kernel[2], sh.stride[2], sh.pad_begin[2], sh.dilation[2],
+            lo, hi, out);
+  }
+}
 
 }  // namespace
 

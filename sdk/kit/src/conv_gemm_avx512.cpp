@@ -162,10 +162,34 @@ EULERNPU_AVX512F void run(const std::vector<float>& packed, int64_t depth, int64
     panel_off.resize(static_cast<size_t>(depth));
     for (int64_t k = 0; k < depth; ++k) panel_off[static_cast<size_t>(k)] = 32 * k;
   }
+  auto mask_of = [](int64_t w) {
+    return w % 16 == 0 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (w % 16)) - 1);
+  };
+  if (!pack_b && depth <= kDepthBlock && rows > 2 * kRows && depth * cols <= (1 << 17)) {
+    // One pass of depth over a B that stays in L2 (a 1x1 conv with few
+    // input channels, most often): a tile of rows at a time across the
+    // columns, so that C is written as 14 streams of rows, not one 128-byte
+    // piece of every row per 32 columns (96 rows of a 160×160 map are 96
+    // pages, more than the data TLB holds, at every step).
+    for (int64_t m = row0; m < row0 + rows; m += kRows) {
+      const int64_t r = std::min(kRows, total_rows - m);
+      const float* wp = packed.data() + m * depth;
+      const float* bm = bias ? bias + m : nullptr;
+      float* cm = c + (m - row0) * ldc;
+      for (int64_t j = 0; j < cols; j += 32) {
+        const int64_t w = std::min<int64_t>(32, cols - j);
+        if (w > 16) {
+          tile_rows<2>(r, wp, b + j, off.data(), depth, false, bm, clamp, cm + j, ldc, mask_of(w));
+        } else {
+          tile_rows<1>(r, wp, b + j, off.data(), depth, false, bm, clamp, cm + j, ldc, mask_of(w));
+        }
+      }
+    }
+    return;
+  }
   for (int64_t j = 0; j < cols; j += 32) {
     const int64_t w = std::min<int64_t>(32, cols - j);
-    const __mmask16 last =
-        w % 16 == 0 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (w % 16)) - 1);
+    const __mmask16 last = mask_of(w);
     const float* bj = b + j;
     const int64_t* oj = off.data();
     if (pack_b && w == 32) {

@@ -1,5 +1,6 @@
 #include "eulernpu/kit/execute.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,9 @@ struct PreparedGraph::State {
     size_t node;
     const OpEntry* entry;
     std::vector<Buffer> ins, outs;
+    // KernelContext::cache, where every input after the first is a weight.
+    bool constant_rest = false;
+    std::shared_ptr<void> cache;
   };
   std::vector<Step> steps;
   // chains[i]: the elementwise chain that starts at steps[i], if any; it
@@ -103,6 +107,7 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
 
   // Weights stay where the host read them. Tensor attributes of nodes are
   // stored beside them as "<node>::<attribute>".
+  std::set<std::string> weight_names;
   for (const enp_tensor_t& w : weights) {
     auto it = tensors.find(w.name);
     const sdk::TensorView v(&w);
@@ -115,6 +120,7 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
       corrupt("weight '" + std::string(w.name) + "' does not match graph.json");
     }
     st.buffers[w.name] = Buffer{it->second.dtype, v.shape(), const_cast<void*>(w.data)};
+    weight_names.insert(w.name);
   }
 
   for (const size_t step : lowered.plan.schedule) {
@@ -129,8 +135,13 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
       if (it == st.buffers.end()) corrupt("tensor '" + name + "' has no buffer");
       return it->second;
     };
-    State::Step s{step, entry, {}, {}};
+    State::Step s{step, entry, {}, {}, false, nullptr};
     for (const std::string& name : n.inputs) s.ins.push_back(lookup(name));
+    s.constant_rest =
+        n.inputs.size() > 1 &&
+        std::all_of(n.inputs.begin() + 1, n.inputs.end(), [&](const std::string& name) {
+          return name.empty() || weight_names.count(name) != 0;
+        });
     for (const std::string& name : n.outputs) s.outs.push_back(lookup(name));
     st.steps.push_back(std::move(s));
   }
@@ -256,6 +267,7 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
       ctx.threads = st.threads;
       ctx.lookup = lookup;
       ctx.lookup_state = &st.attribute_tensors;
+      if (s.constant_rest) ctx.cache = &s.cache;
       if (!runner && st.epilogues[i]) {
         const elementwise::Chain& chain = *st.epilogues[i];
         const elementwise::Chain::Operands ops = chain.operands();

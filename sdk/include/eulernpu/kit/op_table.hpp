@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
@@ -91,6 +92,11 @@ struct KernelContext {
     void (*rest)(const void* state, int64_t at, int64_t len) = nullptr;
   };
   const Epilogue* epilogue = nullptr;
+  // Set by the executor where every input after the first is a weight: a
+  // slot kept from run to run of one prepared graph, where the kernel may
+  // keep what it derives from those inputs alone (cpu_ref's float32 Conv
+  // keeps W packed for its GEMM). Null elsewhere.
+  std::shared_ptr<void>* cache = nullptr;
 
   bool has_attr(const char* name) const;
   int64_t attr_int(const char* name, int64_t fallback) const;
