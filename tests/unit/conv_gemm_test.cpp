@@ -90,7 +90,8 @@ std::vector<float> reference(const Case& c, const std::vector<float>& x,
 }
 
 std::vector<float> run_kernel(const Case& c, std::vector<float>& x, std::vector<float>& w,
-                              std::vector<float>& b, int threads) {
+                              std::vector<float>& b, int threads,
+                              const KernelContext::StoreClamp* clamp = nullptr) {
   const auto o = out_dims(c);
   std::vector<float> y(static_cast<size_t>(c.batch * c.out_c * o[0] * o[1] * o[2]), -1.0f);
   const nlohmann::json attrs = {
@@ -107,10 +108,35 @@ std::vector<float> run_kernel(const Case& c, std::vector<float>& x, std::vector<
       Buffer{ENP_DTYPE_FLOAT32, {c.batch, c.out_c, o[0], o[1], o[2]}, y.data()}};
   KernelContext ctx{attrs, ins, outs, 13};
   ctx.threads = threads;
+  // With a clamp: the fused epilogue's store path, into a buffer of its
+  // own (KernelContext::Epilogue::clamped); y is then left unwritten.
+  std::vector<float> clamped(y.size(), -2.0f);
+  KernelContext::Epilogue epilogue;
+  if (clamp) {
+    epilogue.clamped = clamped.data();
+    epilogue.clamp = *clamp;
+    ctx.epilogue = &epilogue;
+  }
   const OpEntry* conv = find_op("", "Conv", 13);
   EXPECT_NE(conv, nullptr);
   if (conv) conv->kernel(ctx);
-  return y;
+  return clamp ? clamped : y;
+}
+
+// The elementwise chain's Relu and Clip (KernelContext::StoreClamp).
+float clamp_of(float v, const KernelContext::StoreClamp& c) {
+  if (c.relu) return std::isnan(v) || v > 0 ? v : 0.0f;
+  if (std::isnan(v)) return v;
+  const float r = v < c.lo ? c.lo : v;
+  return c.hi < r ? c.hi : r;
+}
+
+size_t differing(const std::vector<float>& got, const std::vector<float>& want) {
+  size_t n = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) ++n;
+  }
+  return n;
 }
 
 TEST(ConvGemmTest, EveryOutputIsTheBiasThenFusedStepsInOrder) {
@@ -137,7 +163,12 @@ TEST(ConvGemmTest, EveryOutputIsTheBiasThenFusedStepsInOrder) {
       {1, 8, 20, 1, 1, 1, 50, {1, 1, 5}, {1, 1, 3}, one, {0, 0, 2}, false},
       {1, 4, 14, 1, 5, 6, 7, {3, 3, 3}, {2, 1, 1}, one, {1, 1, 1}, true},
       {2, 20, 42, 2, 1, 16, 16, {1, 3, 3}, {1, 3, 3}, one, none, true},
+      // More than two row tiles over a B that stays in L2: a tile of rows
+      // at a time across the columns.
+      {1, 32, 64, 1, 1, 20, 20, {1, 1, 1}, one, one, none, true},
+      {1, 8, 40, 1, 1, 12, 12, {1, 3, 3}, one, one, {0, 1, 1}, true},
   };
+  const std::vector<KernelContext::StoreClamp> clamps = {{true, 0.0f, 0.0f}, {false, -0.5f, 0.75f}};
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (const Case& c : cases) {
@@ -152,12 +183,43 @@ TEST(ConvGemmTest, EveryOutputIsTheBiasThenFusedStepsInOrder) {
     for (int threads : {1, 2, 3}) {
       const std::vector<float> got = run_kernel(c, x, w, b, threads);
       ASSERT_EQ(got.size(), want.size()) << describe(c);
-      size_t differ = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) ++differ;
-      }
+      const size_t differ = differing(got, want);
       EXPECT_EQ(differ, 0u) << describe(c) << ", " << threads << " thread(s): " << differ << " of "
                             << got.size() << " outputs differ";
+    }
+    // Each value stored through a Relu or a Clip, on every path (the last
+    // of several passes over a deep W, several row tiles, the row-tile
+    // order): the clamp of the definition's value.
+    for (const KernelContext::StoreClamp& cl : clamps) {
+      std::vector<float> want_clamped = want;
+      for (float& v : want_clamped) v = clamp_of(v, cl);
+      const std::vector<float> got = run_kernel(c, x, w, b, 2, &cl);
+      const size_t differ = differing(got, want_clamped);
+      EXPECT_EQ(differ, 0u) << describe(c) << (cl.relu ? ", Relu: " : ", Clip: ") << differ
+                            << " of " << got.size() << " outputs differ";
+    }
+  }
+}
+
+TEST(ConvGemmTest, NegativeBeginPadsCropTheInput) {
+  // A begin pad of -1 drops the input's first row and column (the im2col
+  // path clips it; the padded planes cannot hold it): a plain and a
+  // depthwise conv against the definition, to float32 rounding.
+  for (const int64_t group : {int64_t{1}, int64_t{6}}) {
+    const Case c{1, 6, 6, group, 1, 9, 11, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, -1, -1}, true};
+    std::mt19937 rng(13);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(c.in_c * c.h * c.w)), b(6);
+    std::vector<float> w(static_cast<size_t>(6 * 6 / group * 9));
+    for (float& v : x) v = dist(rng);
+    for (float& v : w) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    const std::vector<float> want = reference(c, x, w, b);
+    const std::vector<float> got = run_kernel(c, x, w, b, 1);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::fabs(want[i])))
+          << "group " << group << " at " << i;
     }
   }
 }

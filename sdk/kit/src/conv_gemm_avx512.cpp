@@ -6,6 +6,7 @@
 #include "x86_intrinsics.hpp"  // first: see x86_intrinsics.hpp
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "conv_gemm.hpp"
@@ -153,6 +154,8 @@ EULERNPU_AVX512F void run(const std::vector<float>& packed, int64_t depth, int64
                           int64_t rows, int64_t total_rows, const float* b,
                           const std::vector<int64_t>& off, bool pack_b, int64_t cols,
                           const float* bias, const Clamp* clamp, float* c, int64_t ldc) {
+  // conv_gemm.hpp's precondition on the rows: whole tiles of the packing.
+  assert(row0 % kRows == 0 && (rows % kRows == 0 || row0 + rows == total_rows) && depth > 0);
   thread_local std::vector<float> panel;
   thread_local std::vector<int64_t> panel_off;
   // Packing pays where more than one tile of rows reads the panel.

@@ -360,7 +360,8 @@ struct PackedBlocks {
   int64_t tasks() const { return col_blocks * row_blocks; }
 };
 
-// f32_conv on a CPU that runs conv_gemm.hpp, W packed once per call. A 1x1
+// f32_conv on a CPU that runs conv_gemm.hpp, W packed once (per prepared
+// graph where it is a weight: KernelContext::cache). A 1x1
 // conv reads X as its columns. Any other conv reads its input planes in
 // place, padded and split by stride phase as a depthwise conv's are
 // (depthwise_layout.hpp): B[(c, tap)][j] is the padded plane of channel c
@@ -476,11 +477,16 @@ void f32_conv(const KernelContext& ctx) {
   const Geometry g = conv_geometry(ctx);
   if (ctx.outputs[0].count() == 0) return;
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
-  if (g.group > 1 && cg == 1) return depthwise_conv(ctx, g);
+  // The padded planes of depthwise_layout.hpp hold begin pads of 0 or
+  // more; a negative one (a crop) goes through im2col, which clips it.
+  const bool padded_planes = g.pad[0] >= 0 && g.pad[1] >= 0 && g.pad[2] >= 0;
+  if (g.group > 1 && cg == 1 && padded_planes) return depthwise_conv(ctx, g);
   // Fewer output positions than a vector (the 1-D convs of an audio
   // model's small frames, 1 to 4 columns) leave most of conv_gemm's lanes
   // idle beside its packing of W: OpenBLAS's GEMV-like paths do better.
-  if (conv_gemm::available() && g.out_size() >= 16) return packed_conv(ctx, g);
+  if (conv_gemm::available() && padded_planes && cg > 0 && g.out_size() >= 16) {
+    return packed_conv(ctx, g);
+  }
   const float* x = ctx.inputs[0].as<float>();
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;

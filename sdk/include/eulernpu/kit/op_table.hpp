@@ -64,11 +64,6 @@ struct KernelContext {
   // The int8 GEMM implementation (same bytes whichever runs); tests and
   // benchmarks set it to compare them.
   Int8GemmIsa int8_gemm_isa = Int8GemmIsa::kAuto;
-  // Set by the executor when the elementwise nodes after this one run
-  // fused into it (a Conv's activation, execute.cpp): the kernel (float32
-  // Conv's, the only one the executor gives one) calls it on every range [at, at + len) of
-  // output 0 once the range holds its final values, from any worker
-  // thread, while the range is still in cache.
   // An activation a kernel may apply as it stores values: Relu (x > 0 or
   // NaN: x, else +0), or Clip to [lo, hi] (both numbers) as min(max(x, lo),
   // hi) with a NaN x kept — the elementwise chain's definitions
@@ -78,15 +73,21 @@ struct KernelContext {
     bool relu = false;
     float lo = 0.0f, hi = 0.0f;
   };
+  // Set by the executor when the elementwise nodes after this one run
+  // fused into it (a Conv's activation, execute.cpp): the kernel (float32
+  // Conv's, the only one the executor gives one) calls fn on every range
+  // [at, at + len) of output 0 once the range holds its final values, from
+  // any worker thread, while the range is still in cache.
   struct Epilogue {
     void (*fn)(const void* state, int64_t at, int64_t len) = nullptr;
     const void* state = nullptr;
-    // Set where the chain begins with Relu or Clip (`clamp`) and nothing
-    // else reads output 0: a kernel may instead store each
-    // value of output 0 through that op straight into `clamped` (the
-    // chain's output, indexed as output 0), leave output 0 unwritten, and
-    // call `rest` (the steps after the first, in place on `clamped`; null
-    // when there are none) on each range, saving the pass of fn.
+    // Set where the chain begins with Relu or Clip (`clamp`), nothing else
+    // reads output 0 and no later step reads the chain's output as an
+    // operand: a kernel may instead store each value of output 0 through
+    // that op straight into `clamped` (the chain's output, indexed as
+    // output 0), leave output 0 unwritten, and call `rest` (the steps
+    // after the first, in place on `clamped`; null when there are none) on
+    // each range, saving the pass of fn.
     float* clamped = nullptr;
     StoreClamp clamp;
     void (*rest)(const void* state, int64_t at, int64_t len) = nullptr;
