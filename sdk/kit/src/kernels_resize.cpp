@@ -8,6 +8,7 @@
 // padding becomes index clamping). Passes over axes that do not change are
 // skipped, and shrinking axes go first so later passes touch less data.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
+#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -285,11 +287,58 @@ Taps axis_taps(const Mode& m, double scale, int64_t in, int64_t out,
   return t;
 }
 
+// Two taps per output and none outside (a linear Resize), float32: the
+// loops of resize_axis below compiled for each ISA (simd_clones.hpp), the
+// last axis's taps read by gathers with AVX-512. Each output is the same
+// two products and one add (w0·x0 + w1·x1, each rounded), so every clone
+// gives the bytes of the generic loops.
+EULERNPU_SIMD_CLONES
+void two_tap_last_axis(const float* src, float* dst, int64_t rows, int64_t in_len, int64_t out_len,
+                       const int32_t* idx, const float* w) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * in_len;
+    float* d = dst + r * out_len;
+    for (int64_t j = 0; j < out_len; ++j) {
+      d[j] = w[2 * j] * s[idx[2 * j]] + w[2 * j + 1] * s[idx[2 * j + 1]];
+    }
+  }
+}
+
+EULERNPU_SIMD_CLONES
+void two_tap_rows(const float* s0, const float* s1, float w0, float w1, int64_t inner, float* d) {
+  for (int64_t i = 0; i < inner; ++i) d[i] = w0 * s0[i] + w1 * s1[i];
+}
+
 // One pass: (outer, in_len, inner) -> (outer, out_len, inner) along an axis.
 template <typename T>
 void resize_axis(const T* src, T* dst, int64_t outer, int64_t in_len, int64_t inner, const Taps& t,
                  T extrapolation, int threads) {
   const auto out_len = static_cast<int64_t>(t.outside.size());
+  if constexpr (std::is_same_v<T, float>) {
+    if (t.n == 2 && in_len <= INT32_MAX &&
+        std::find(t.outside.begin(), t.outside.end(), 1) == t.outside.end()) {
+      std::vector<float> w(t.weight.size());
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(t.weight[i]);
+      if (inner == 1) {
+        const std::vector<int32_t> idx(t.index.begin(), t.index.end());
+        parallel_for(outer, threads, [&](int64_t begin, int64_t end) {
+          two_tap_last_axis(src + begin * in_len, dst + begin * out_len, end - begin, in_len,
+                            out_len, idx.data(), w.data());
+        });
+      } else {
+        parallel_for(outer * out_len, threads, [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t o = r / out_len, j = r % out_len;
+            const float* s = src + o * in_len * inner;
+            const int64_t* idx = t.index.data() + 2 * j;
+            two_tap_rows(s + idx[0] * inner, s + idx[1] * inner, w[static_cast<size_t>(2 * j)],
+                         w[static_cast<size_t>(2 * j + 1)], inner, dst + r * inner);
+          }
+        });
+      }
+      return;
+    }
+  }
   if constexpr (std::is_floating_point_v<T>) {
     if (inner == 1 && t.n > 1) {
       // Along the last axis: a row at a time, each output's taps summed in
