@@ -132,6 +132,40 @@ class OptimizeTest(CliTestCase):
 
     # --- arithmetic and activations -------------------------------------------
 
+    # --- Pad -------------------------------------------------------------
+
+    def test_zero_pad_folds_into_the_conv_after_it(self):
+        # tf2onnx's "SAME" padding of a stride-2 depthwise conv: end pads only.
+        rng = np.random.default_rng(4)
+        w = const("w", rng.normal(0, 0.3, (4, 1, 3, 3)).astype(np.float32))
+        pads = const("pads", np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64))
+        m = model([h.make_node("Pad", ["x", "pads"], ["p"], "pad"),
+                   h.make_node("Conv", ["p", "w"], ["y"], "conv", group=4, strides=[2, 2],
+                               pads=[0, 1, 0, 0])],
+                  [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 4, 4])], [w, pads])
+        self.check_rewrite(m, (1, 4, 8, 8), ["Pad", "Conv"], ["Conv"], ["fold-pad 1"])
+
+    def test_a_pad_that_is_not_zero_or_spatial_stays(self):
+        # Reflect mode, a non-zero constant, and a pad of the channels.
+        rng = np.random.default_rng(5)
+        cases = [  # Pad attributes, pads, constant value, W's input channels, Y
+            ({"mode": "reflect"}, [0, 0, 1, 1, 0, 0, 1, 1], None, 2, [1, 2, 4, 4]),
+            ({}, [0, 0, 1, 1, 0, 0, 1, 1], 0.5, 2, [1, 2, 4, 4]),
+            ({}, [0, 1, 0, 0, 0, 0, 0, 0], None, 3, [1, 2, 2, 2]),
+        ]
+        for attrs, p, value, wc, out in cases:
+            inits = [const("w", rng.normal(0, 0.3, (2, wc, 3, 3)).astype(np.float32)),
+                     const("pads", np.array(p, np.int64))]
+            ins = ["x", "pads"]
+            if value is not None:
+                inits.append(const("v", np.array(value, np.float32)))
+                ins.append("v")
+            m = model([h.make_node("Pad", ins, ["p"], "pad", **attrs),
+                       h.make_node("Conv", ["p", "w"], ["y"], "conv")],
+                      [vi("x", [1, 2, 4, 4])], [vi("y", out)], inits)
+            with self.subTest(attrs=attrs, pads=p, value=value):
+                self.check_rewrite(m, (1, 2, 4, 4), ["Pad", "Conv"], ["Pad", "Conv"], [])
+
     def test_div_and_sub_by_constants(self):
         m = model([h.make_node("Div", ["x", "d"], ["a"], "div"),
                    h.make_node("Sub", ["a", "s"], ["y"], "sub")],

@@ -87,6 +87,7 @@ std::vector<AppliedRewrite> optimize_for_quantization(onnx::ModelProto& model,
     if (options.fold_batchnorm) changed |= run([](GraphEdit& e) { return fold_batchnorm(e); });
     if (options.arithmetic) changed |= run([](GraphEdit& e) { return constant_arithmetic(e); });
     if (options.activations) changed |= run([](GraphEdit& e) { return fuse_activations(e); });
+    if (options.fold_pads) changed |= run([](GraphEdit& e) { return fold_pads(e); });
     if (!changed) break;
   }
   // After BN folding. A layer between two pairs (a chain of three) is

@@ -38,6 +38,7 @@ struct OptimizeOptions {
   bool fold_batchnorm = true;
   bool arithmetic = true;   // Div/Sub by constants
   bool activations = true;  // HardSigmoid, HardSwish
+  bool fold_pads = true;    // a zero Pad into the Conv after it
   bool equalize = false;    // cross-layer equalization (opt_equalize.cpp)
 };
 
@@ -62,6 +63,7 @@ std::vector<AppliedRewrite> fold_constants(GraphEdit& edit, const onnx::ModelPro
 std::vector<AppliedRewrite> fold_batchnorm(GraphEdit& edit);
 std::vector<AppliedRewrite> constant_arithmetic(GraphEdit& edit);
 std::vector<AppliedRewrite> fuse_activations(GraphEdit& edit);
+std::vector<AppliedRewrite> fold_pads(GraphEdit& edit);
 std::vector<AppliedRewrite> equalize_layers(GraphEdit& edit);
 
 }  // namespace eulernpu::host::ir
