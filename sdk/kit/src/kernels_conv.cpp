@@ -351,8 +351,19 @@ struct PackedBlocks {
 
   PackedBlocks(int64_t rows, int64_t depth, int64_t cols, int64_t other_tasks, int threads) {
     const int64_t per_col = std::max<int64_t>(rows * depth, 1);
-    width = std::min(cols, std::max<int64_t>(32, (int64_t{1} << 23) / per_col / 32 * 32));
+    const int64_t cap = std::max<int64_t>(32, (int64_t{1} << 23) / per_col);
+    // Blocks of equal width, at least two per thread where the other tasks
+    // (images, groups, depth slices) are fewer: one 16384-column block and
+    // one of 2816 kept the second thread idle for most of a 1x1 conv.
+    int64_t blocks = (cols + cap - 1) / cap;
+    if (threads > 1) {
+      const int64_t want = (2 * threads + other_tasks - 1) / std::max<int64_t>(other_tasks, 1);
+      blocks = std::max(blocks, std::min(want, (cols + 31) / 32));
+    }
+    width = blocks == 0 ? 0 : ((cols + blocks - 1) / blocks + 31) / 32 * 32;
+    width = std::min(width, cols);
     col_blocks = width == 0 ? 0 : (cols + width - 1) / width;
+    // A map too small for that: rows split in whole tiles, as evenly.
     const int64_t tiles = (rows + conv_gemm::kRows - 1) / conv_gemm::kRows;
     if (other_tasks * col_blocks < threads) row_blocks = std::min<int64_t>(tiles, threads);
     row_width = (tiles + row_blocks - 1) / row_blocks * conv_gemm::kRows;
