@@ -139,18 +139,22 @@ class OptimizeTest(CliTestCase):
         rng = np.random.default_rng(4)
         w = const("w", rng.normal(0, 0.3, (4, 1, 3, 3)).astype(np.float32))
         pads = const("pads", np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64))
-        m = model([h.make_node("Pad", ["x", "pads"], ["p"], "pad"),
-                   h.make_node("Conv", ["p", "w"], ["y"], "conv", group=4, strides=[2, 2],
-                               pads=[0, 1, 0, 0])],
-                  [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 4, 4])], [w, pads])
-        self.check_rewrite(m, (1, 4, 8, 8), ["Pad", "Conv"], ["Conv"], ["fold-pad 1"])
+        zero = const("zero", np.array(0.0, np.float32))
+        for ins, inits in ((["x", "pads"], [w, pads]), (["x", "pads", "zero"], [w, pads, zero])):
+            m = model([h.make_node("Pad", ins, ["p"], "pad"),
+                       h.make_node("Conv", ["p", "w"], ["y"], "conv", group=4, strides=[2, 2],
+                                   pads=[0, 1, 0, 0])],
+                      [vi("x", [1, 4, 8, 8])], [vi("y", [1, 4, 4, 4])], inits)
+            with self.subTest(inputs=ins):
+                self.check_rewrite(m, (1, 4, 8, 8), ["Pad", "Conv"], ["Conv"], ["fold-pad 1"])
 
     def test_a_pad_that_is_not_zero_or_spatial_stays(self):
-        # Reflect mode, a non-zero constant, and a pad of the channels.
+        # Reflect mode, a non-zero constant, -0, and a pad of the channels.
         rng = np.random.default_rng(5)
         cases = [  # Pad attributes, pads, constant value, W's input channels, Y
             ({"mode": "reflect"}, [0, 0, 1, 1, 0, 0, 1, 1], None, 2, [1, 2, 4, 4]),
             ({}, [0, 0, 1, 1, 0, 0, 1, 1], 0.5, 2, [1, 2, 4, 4]),
+            ({}, [0, 0, 1, 1, 0, 0, 1, 1], -0.0, 2, [1, 2, 4, 4]),
             ({}, [0, 1, 0, 0, 0, 0, 0, 0], None, 3, [1, 2, 2, 2]),
         ]
         for attrs, p, value, wc, out in cases:

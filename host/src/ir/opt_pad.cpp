@@ -4,7 +4,9 @@
 // this way (M-LSD has three, before its stride-2 depthwise convs); the Pad
 // then writes a padded copy of the whole map that the Conv reads once.
 // The Conv's own padding reads the same zeros, so the outputs are the
-// same values (ONNX Runtime's PadFusion does the same).
+// same values (ONNX Runtime's PadFusion does the same); a Pad of -0 stays,
+// since the Conv's zeros are +0.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,7 +58,8 @@ std::optional<std::vector<int64_t>> zero_spatial_pads(const GraphEdit& e,
       value = *c;
     }
   }
-  if (value != 0.0f || pads.size() < 6 || pads.size() % 2 != 0) return std::nullopt;
+  if (value != 0.0f || std::signbit(value) || pads.size() < 6 || pads.size() % 2 != 0)
+    return std::nullopt;
   const size_t rank = pads.size() / 2;
   for (size_t d = 0; d < rank; ++d) {
     const int64_t begin = pads[d], end = pads[d + rank];
@@ -79,6 +82,10 @@ std::vector<AppliedRewrite> fold_pads(GraphEdit& e) {
     if (p < 0 || e.edited(p) || !e.only_read_by(conv.input(0), i)) continue;
     const onnx::NodeProto& pad = e.node(p);
     if (pad.op_type() != "Pad" || !pad.domain().empty()) continue;
+    // The Conv reads the padded map as its data only (not as W or B too).
+    bool data_only = true;
+    for (int k = 1; k < conv.input_size(); ++k) data_only &= conv.input(k) != conv.input(0);
+    if (!data_only) continue;
     const auto x = e.type(pad.input(0));
     if (!x || x->first != onnx::TensorProto::FLOAT) continue;
     const auto pads = zero_spatial_pads(e, pad);

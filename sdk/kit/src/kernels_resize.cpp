@@ -8,8 +8,8 @@
 // padding becomes index clamping). Passes over axes that do not change are
 // skipped, and shrinking axes go first so later passes touch less data.
 #include <algorithm>
-#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
