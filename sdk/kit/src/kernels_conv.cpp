@@ -272,6 +272,33 @@ void depthwise_span(const float* base, const int64_t* offset, const float* w, si
   }
 }
 
+// Where a float32 Conv writes and what runs after it: output 0 and the
+// epilogue's fn, or, where the epilogue starts with a clamp the kernel
+// applies as it stores (KernelContext::Epilogue), the chain's output and
+// the rest of the chain.
+struct ConvOutput {
+  const KernelContext::StoreClamp* clamp = nullptr;
+  float* y = nullptr;
+  void (*fn)(const void*, int64_t, int64_t) = nullptr;
+  const void* state = nullptr;
+
+  explicit ConvOutput(const KernelContext& ctx) : y(ctx.outputs[0].as<float>()) {
+    const KernelContext::Epilogue* ep = ctx.epilogue;
+    if (!ep) return;
+    state = ep->state;
+    fn = ep->fn;
+    if (ep->clamped) {
+      clamp = &ep->clamp;
+      y = ep->clamped;
+      fn = ep->rest;
+    }
+  }
+  // Elements [at, at + len) of the output are final.
+  void done(int64_t at, int64_t len) const {
+    if (fn) fn(state, at, len);
+  }
+};
+
 // The buffers of one worker's depthwise planes.
 struct DepthwiseScratch {
   std::vector<float> plane, sums;
@@ -314,12 +341,8 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   const float* x = ctx.inputs[0].as<float>();
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
-  // An epilogue's leading clamp goes into the rows' copy-out
-  // (KernelContext::Epilogue).
-  const KernelContext::Epilogue* ep = ctx.epilogue;
-  const KernelContext::StoreClamp* clamp = ep && ep->clamped ? &ep->clamp : nullptr;
-  float* y = clamp ? ep->clamped : ctx.outputs[0].as<float>();
-  const auto fn = !ep ? nullptr : clamp ? ep->rest : ep->fn;
+  // An epilogue's leading clamp goes into the rows' copy-out.
+  const ConvOutput out(ctx);
   const int64_t m_per_group = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const DepthwiseLayout layout(g);
@@ -328,9 +351,9 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
       const float* plane = x + (n * g.in_channels + m / m_per_group) * in_size;
-      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, layout, clamp, scratch,
-                      y + nm * out_size);
-      if (fn) fn(ep->state, nm * out_size, out_size);
+      depthwise_plane(plane, w + m * ksize, bias ? bias[m] : 0.0f, g, layout, out.clamp, scratch,
+                      out.y + nm * out_size);
+      out.done(nm * out_size, out_size);
     }
   });
 }
@@ -384,10 +407,10 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
   const float* w = ctx.inputs[1].as<float>();
   const float* bias = ctx.has_input(2) ? ctx.inputs[2].as<float>() : nullptr;
   // With an epilogue that starts with a clamp, the kernel applies it and
-  // writes the chain's output (KernelContext::Epilogue).
-  const KernelContext::Epilogue* ep = ctx.epilogue;
-  const conv_gemm::Clamp* clamp = ep && ep->clamped ? &ep->clamp : nullptr;
-  float* y = clamp ? ep->clamped : ctx.outputs[0].as<float>();
+  // writes the chain's output.
+  const ConvOutput out(ctx);
+  const conv_gemm::Clamp* clamp = out.clamp;
+  float* y = out.y;
   const int64_t cg = g.in_channels / g.group, mg = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), out_size = g.out_size(), kc = cg * ksize;
   // W packed per group, once per prepared graph where W is a weight.
@@ -404,11 +427,7 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
   const Packed& packed = *static_cast<const Packed*>(slot.get());
   const int64_t images = g.batch * g.group;
   auto epilogue = [&](const float* yg, int64_t row0, int64_t rows, int64_t p0, int64_t count) {
-    const auto fn = !ep ? nullptr : clamp ? ep->rest : ep->fn;
-    if (!fn) return;
-    for (int64_t m = row0; m < row0 + rows; ++m) {
-      fn(ep->state, (yg - y) + m * out_size + p0, count);
-    }
+    for (int64_t m = row0; m < row0 + rows; ++m) out.done((yg - y) + m * out_size + p0, count);
   };
   if (reads_x_as_columns(g)) {
     std::vector<int64_t> off(static_cast<size_t>(kc));
