@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -570,6 +571,19 @@ void elementwise_row_cases() {
                                                        : "qmul/") +
                                  c.name + "/" + std::to_string(pi);
         report(name.c_str(), serial, threaded, want);
+        // The same through a table of every result (kernels::PairTable).
+        auto table = std::make_unique<k::PairTable>();
+        if (op < 2) {
+          k::qadd_table(ap2, op == 1, *table);
+        } else {
+          k::qmul_table(mp2, *table);
+        }
+        for (const k::TaskRunner* r : {&k::kSerial, &kThreads}) {
+          Bytes& y = r == &k::kSerial ? serial : threaded;
+          std::fill(y.begin(), y.end(), int8_t{0});
+          k::pair_lookup(c.s, *table, a.data(), b.data(), y.data(), *r);
+        }
+        report((name + "/table").c_str(), serial, threaded, want);
       }
     }
   }

@@ -10,6 +10,7 @@
 #include "depthwise_layout.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
 #include "requantize_row.hpp"
+#include "scratch.hpp"
 #include "simd_clones.hpp"
 
 namespace eulernpu::kernels {
@@ -117,13 +118,14 @@ void qconv_im2col(const ConvParams& p, const int8_t* x, int8_t* y, const TaskRun
   for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
     const int64_t b = task % blocks, gi = task / blocks % g.group, n = task / blocks / g.group;
     const int64_t p0 = b * width, cols = std::min(width, plane - p0);
-    std::vector<int8_t> col(static_cast<size_t>(kc * cols));
-    std::vector<int8_t> out(static_cast<size_t>(mg * cols));
+    thread_local std::vector<int8_t> col_buffer, out_buffer;
+    int8_t* col = detail::grow(col_buffer, static_cast<size_t>(kc * cols));
+    int8_t* out = detail::grow(out_buffer, static_cast<size_t>(mg * cols));
     im2col_block(x + (n * g.in_channels + gi * cg) * g.in_size(), g, cg, p0, cols,
-                 static_cast<int8_t>(p.x_zero_point), col.data());
-    gemm(gi, QGemmShape{mg, kc, cols}, col.data(), out.data());
+                 static_cast<int8_t>(p.x_zero_point), col);
+    gemm(gi, QGemmShape{mg, kc, cols}, col, out);
     for (int64_t o = 0; o < mg; ++o) {
-      std::copy_n(out.data() + o * cols, cols, y + (n * g.out_channels + gi * mg + o) * plane + p0);
+      std::copy_n(out + o * cols, cols, y + (n * g.out_channels + gi * mg + o) * plane + p0);
     }
   });
 }
@@ -211,16 +213,19 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
   if (g.out_size() == 0) return;
   const DepthwiseLayout l(g);
   const int64_t ksize = g.kernel_size();
-  // Channels in contiguous ranges, one buffer each, zeroed once: fill
-  // writes the same places for every plane (the padding keeps its zeros).
+  // Channels in contiguous ranges, one buffer each, zeroed once per range:
+  // fill writes the same places for every plane (the padding keeps its
+  // zeros).
   for_each_range(r, g.batch * g.in_channels, threads, [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> xp(static_cast<size_t>(l.size()), 0);
-    std::vector<int32_t> acc(static_cast<size_t>(l.span));
+    thread_local std::vector<int32_t> xp_buffer, acc_buffer;
+    int32_t* xp = detail::grow(xp_buffer, static_cast<size_t>(l.size()));
+    std::fill_n(xp, l.size(), 0);
+    int32_t* acc = detail::grow(acc_buffer, static_cast<size_t>(l.span));
     std::vector<int64_t> offset;
     std::vector<int32_t> weight;
     for (int64_t task = begin; task < end; ++task) {
       const int64_t ch = task % g.in_channels;
-      l.fill(g, x_all + task * g.in_size(), xp.data(),
+      l.fill(g, x_all + task * g.in_size(), xp,
              [&](int8_t v) { return int32_t{v} - p.x_zero_point; });
       // The channel's taps with a non-zero weight.
       offset.clear();
@@ -233,11 +238,11 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
       }
       int8_t* y = y_all + task * g.out_size();
       for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-        std::fill(acc.begin(), acc.end(), bias[ch]);
-        depthwise_sums(xp.data() + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc.data());
+        std::fill_n(acc, l.span, bias[ch]);
+        depthwise_sums(xp + o0 * g.stride[0] * l.slice, offset, weight, l.span, acc);
         for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-          detail::requantize_row(acc.data() + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point,
-                                 p.qmin, p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
+          detail::requantize_row(acc + o1 * l.phase, g.out[2], 0, m[ch], p.y_zero_point, p.qmin,
+                                 p.qmax, y + (o0 * g.out[1] + o1) * g.out[2]);
         }
       }
     }
@@ -329,19 +334,19 @@ void qconv_transpose_tiled(const ConvParams& p, const int8_t* x_all, const int8_
   for_each_task(r, g.batch * g.group * blocks, threads, [&](int64_t task) {
     const int64_t b = task % blocks, gi = task / blocks % g.group, n = task / blocks / g.group;
     const int64_t p0 = b * width, cols = std::min(width, in_size - p0);
-    std::vector<int8_t> col(static_cast<size_t>(cg * cols));
-    std::vector<int8_t> out(static_cast<size_t>(rows * cols));
+    thread_local std::vector<int8_t> col_buffer, out_buffer;
+    int8_t* col = detail::grow(col_buffer, static_cast<size_t>(cg * cols));
+    int8_t* out = detail::grow(out_buffer, static_cast<size_t>(rows * cols));
     for (int64_t c = 0; c < cg; ++c) {
-      std::copy_n(x_all + (n * g.in_channels + gi * cg + c) * in_size + p0, cols,
-                  col.data() + c * cols);
+      std::copy_n(x_all + (n * g.in_channels + gi * cg + c) * in_size + p0, cols, col + c * cols);
     }
-    qgemm_int8(QGemmShape{rows, cg, cols}, wt.data() + gi * rows * cg, col.data(),
-               bt.data() + gi * rows, mt.data() + gi * rows, q, out.data(), p.isa);
+    qgemm_int8(QGemmShape{rows, cg, cols}, wt.data() + gi * rows * cg, col, bt.data() + gi * rows,
+               mt.data() + gi * rows, q, out, p.isa);
     for (int64_t row = 0; row < rows; ++row) {
       const int64_t oc = row / ksize, t = row % ksize;
       const Dims3 k = tap_offset(g, t);
       int8_t* y = y_all + (n * g.out_channels + gi * og + oc) * plane;
-      const int8_t* src = out.data() + row * cols;
+      const int8_t* src = out + row * cols;
       // Input position p0 + j as (i0, i1, i2), stepped along with j.
       int64_t i2 = p0 % g.in[2], i1 = p0 / g.in[2] % g.in[1], i0 = p0 / g.in[2] / g.in[1];
       for (int64_t j = 0; j < cols; ++j) {
@@ -377,11 +382,13 @@ void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
   for_each_task(r, g.batch * g.out_channels, threads, [&](int64_t task) {
     const int64_t n = task / g.out_channels, o = task % g.out_channels;
     const int64_t gi = o / og, oc = o % og;
-    std::vector<int32_t> acc(static_cast<size_t>(plane), bias[o]);
-    std::vector<int32_t> xc(static_cast<size_t>(in_size));
+    thread_local std::vector<int32_t> acc_buffer, xc_buffer;
+    int32_t* acc = detail::grow(acc_buffer, static_cast<size_t>(plane));
+    int32_t* xc = detail::grow(xc_buffer, static_cast<size_t>(in_size));
+    std::fill_n(acc, plane, bias[o]);
     for (int64_t ci = gi * cg; ci < (gi + 1) * cg; ++ci) {
       const int8_t* x = x_all + (n * g.in_channels + ci) * in_size;
-      for (int64_t i = 0; i < in_size; ++i) xc[static_cast<size_t>(i)] = x[i] - p.x_zero_point;
+      for (int64_t i = 0; i < in_size; ++i) xc[i] = x[i] - p.x_zero_point;
       const int8_t* w = w_all + (ci * og + oc) * ksize;
       for (int64_t t = 0; t < ksize; ++t) {
         const int32_t wv = w[t];
@@ -393,19 +400,19 @@ void qconv_transpose(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
         const auto r2 = reaching(g.in[2], g.stride[2], off[2], g.out[2]);
         for (int64_t i0 = r0.first; i0 < r0.second; ++i0) {
           for (int64_t i1 = r1.first; i1 < r1.second; ++i1) {
-            const int32_t* src = xc.data() + (i0 * g.in[1] + i1) * g.in[2];
+            const int32_t* src = xc + (i0 * g.in[1] + i1) * g.in[2];
             // Every index reached is inside the plane (reaching() bounds it).
             const int64_t base =
                 ((i0 * g.stride[0] + off[0]) * g.out[1] + i1 * g.stride[1] + off[1]) * g.out[2] +
                 off[2];
             for (int64_t i2 = r2.first; i2 < r2.second; ++i2) {
-              acc[static_cast<size_t>(base + i2 * g.stride[2])] += wv * src[i2];
+              acc[base + i2 * g.stride[2]] += wv * src[i2];
             }
           }
         }
       }
     }
-    detail::requantize_row(acc.data(), plane, 0, m[o], p.y_zero_point, p.qmin, p.qmax,
+    detail::requantize_row(acc, plane, 0, m[o], p.y_zero_point, p.qmin, p.qmax,
                            y_all + task * plane);
   });
 }

@@ -15,10 +15,11 @@
 // requantization is requantize_row's, the one every kernel shares.
 #include <algorithm>
 #include <cstring>
-#include <memory>
+#include <vector>
 
 #include "int8_gemm_variants.hpp"
 #include "requantize_row.hpp"
+#include "scratch.hpp"
 
 #if EULERNPU_KERNELS_HAVE_AVX2
 #include "x86_intrinsics.hpp"
@@ -151,14 +152,16 @@ EULERNPU_AVX2 void qgemm_int8_avx2(const QGemmShape& s, const int8_t* w, const i
                                    const QGemmOutput& out, int8_t* y) {
   const int64_t pairs = (s.depth + 1) / 2;
   const int64_t padded_columns = (s.columns + kLanes - 1) / kLanes * kLanes;
-  // Left uninitialized: pack_x writes every element.
-  std::unique_ptr<int16_t[]> xp(new int16_t[static_cast<size_t>(pairs * 2 * padded_columns)]);
-  pack_x(x, s.depth, s.columns, padded_columns, xp.get());
+  // pack_x writes every element.
+  thread_local std::vector<int16_t> xp_buffer;
+  int16_t* xp = grow(xp_buffer, static_cast<size_t>(pairs * 2 * padded_columns));
+  pack_x(x, s.depth, s.columns, padded_columns, xp);
 
   // W's rows as words of two int16 (w[2q], w[2q+1]), 0 past the depth, and
   // the offsets bias − zp · Σ w, which fit int32 where the bound holds.
-  std::unique_ptr<int32_t[]> wpairs(new int32_t[static_cast<size_t>(s.rows * pairs)]);
-  std::unique_ptr<int32_t[]> offset(new int32_t[static_cast<size_t>(s.rows)]);
+  thread_local std::vector<int32_t> wpairs_buffer, offset_buffer;
+  int32_t* wpairs = grow(wpairs_buffer, static_cast<size_t>(s.rows * pairs));
+  int32_t* offset = grow(offset_buffer, static_cast<size_t>(s.rows));
   for (int64_t o = 0; o < s.rows; ++o) {
     const int8_t* wrow = w + o * s.depth;
     int32_t row_sum = 0;  // |Σ w| <= depth · 128: fits
@@ -166,11 +169,11 @@ EULERNPU_AVX2 void qgemm_int8_avx2(const QGemmShape& s, const int8_t* w, const i
       const int16_t lo = wrow[2 * q];
       const int16_t hi = 2 * q + 1 < s.depth ? wrow[2 * q + 1] : int16_t{0};
       row_sum += lo + hi;
-      wpairs[static_cast<size_t>(o * pairs + q)] =
+      wpairs[o * pairs + q] =
           static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(lo)) |
                                (static_cast<uint32_t>(static_cast<uint16_t>(hi)) << 16));
     }
-    offset[static_cast<size_t>(o)] = (bias ? bias[o] : 0) - out.x_zero_point * row_sum;
+    offset[o] = (bias ? bias[o] : 0) - out.x_zero_point * row_sum;
   }
 
   // Column panels outermost: every row of W passes over one panel of X
@@ -178,12 +181,10 @@ EULERNPU_AVX2 void qgemm_int8_avx2(const QGemmShape& s, const int8_t* w, const i
   const int64_t panel = kTileVectors * kLanes;
   int64_t p = 0;
   for (; p + panel <= padded_columns; p += panel) {
-    row_tiles<kTileVectors>(s, xp.get(), padded_columns, wpairs.get(), pairs, offset.get(), m, out,
-                            y, p);
+    row_tiles<kTileVectors>(s, xp, padded_columns, wpairs, pairs, offset, m, out, y, p);
   }
   static_assert(kTileVectors == 2, "one vector is left at most");
-  if (p < padded_columns)
-    row_tiles<1>(s, xp.get(), padded_columns, wpairs.get(), pairs, offset.get(), m, out, y, p);
+  if (p < padded_columns) row_tiles<1>(s, xp, padded_columns, wpairs, pairs, offset, m, out, y, p);
 }
 
 }  // namespace eulernpu::kernels::detail

@@ -20,9 +20,10 @@
 // bound, and int32 residues determine it exactly.
 #include <algorithm>
 #include <cstring>
-#include <memory>
+#include <vector>
 
 #include "int8_gemm_variants.hpp"
+#include "scratch.hpp"
 
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
 #include "x86_intrinsics.hpp"
@@ -185,24 +186,28 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
                                                  const QGemmOutput& out, int8_t* y) {
   const int64_t quads = (s.depth + 3) / 4;
   const int64_t padded_columns = (s.columns + kLanes - 1) / kLanes * kLanes;
-  // Left uninitialized: pack_x writes every byte.
-  std::unique_ptr<uint8_t[]> xp(new uint8_t[static_cast<size_t>(quads * 4 * padded_columns)]);
-  pack_x(x, s.depth, s.columns, padded_columns, xp.get());
+  // pack_x writes every byte.
+  thread_local std::vector<uint8_t> xp_buffer;
+  uint8_t* xp = grow(xp_buffer, static_cast<size_t>(quads * 4 * padded_columns));
+  pack_x(x, s.depth, s.columns, padded_columns, xp);
 
   // W's rows are read four bytes at a time: in place when depth is a
   // multiple of 4, else copied with zeros up to the next multiple.
   const auto* wq = reinterpret_cast<const uint8_t*>(w);
   int64_t w_stride = s.depth;
-  std::unique_ptr<uint8_t[]> wp;
+  thread_local std::vector<uint8_t> wp_buffer;
   if (s.depth % 4 != 0) {
     w_stride = quads * 4;
-    wp = std::make_unique<uint8_t[]>(static_cast<size_t>(s.rows * w_stride));  // zeroed
-    for (int64_t o = 0; o < s.rows; ++o)
-      std::memcpy(wp.get() + o * w_stride, w + o * s.depth, static_cast<size_t>(s.depth));
-    wq = wp.get();
+    uint8_t* wp = grow(wp_buffer, static_cast<size_t>(s.rows * w_stride));
+    for (int64_t o = 0; o < s.rows; ++o) {
+      std::memcpy(wp + o * w_stride, w + o * s.depth, static_cast<size_t>(s.depth));
+      std::memset(wp + o * w_stride + s.depth, 0, static_cast<size_t>(w_stride - s.depth));
+    }
+    wq = wp;
   }
 
-  std::unique_ptr<int32_t[]> offset(new int32_t[static_cast<size_t>(s.rows)]);
+  thread_local std::vector<int32_t> offset_buffer;
+  int32_t* offset = grow(offset_buffer, static_cast<size_t>(s.rows));
   for (int64_t o = 0; o < s.rows; ++o) {
     const int8_t* wrow = w + o * s.depth;
     int32_t row_sum = 0;  // |Σ w| <= depth · 128: fits
@@ -211,14 +216,14 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
         (bias ? int64_t{bias[o]} : 0) - (128 + int64_t{out.x_zero_point}) * row_sum;
     // Modulo 2^32: the unsigned conversion is defined so, and GCC and Clang
     // define the signed one so too.
-    offset[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(full));
+    offset[o] = static_cast<int32_t>(static_cast<uint32_t>(full));
   }
 
   // Column panels outermost: every row of W passes over one panel of X
   // (depth × 64 bytes) while it is in L1 or L2. The last panel is narrower.
   const int64_t panel = kTileVectors * kLanes;
-  const uint8_t* xb = xp.get();
-  const int32_t* ob = offset.get();
+  const uint8_t* xb = xp;
+  const int32_t* ob = offset;
   int64_t p = 0;
   for (; p + panel <= padded_columns; p += panel) {
     row_tiles<kTileVectors>(s, xb, padded_columns, wq, w_stride, quads, ob, m, out, y, p);

@@ -19,6 +19,11 @@ namespace eulernpu::kernels::detail {
 int64_t lookup_bytes_vbmi(const std::array<int8_t, 256>& table, const int8_t* x, int64_t n,
                           int8_t* y);
 bool cpu_has_avx512_vbmi();
+// y[i] = table[b[i] + 128][a[i] + 128] for the first n - n % 16 codes
+// (returns how many), 16 gathers at a time; only where cpu_has_avx512f()
+// and avx512_loops_allowed().
+int64_t lookup_pairs_avx512(const std::array<std::array<int8_t, 256>, 256>& table, const int8_t* a,
+                            const int8_t* b, int64_t n, int8_t* y);
 #endif
 
 inline void lookup_bytes(const std::array<int8_t, 256>& table, const int8_t* x, int64_t n,

@@ -38,6 +38,30 @@ EULERNPU_AVX512_VBMI int64_t lookup_bytes_vbmi(const std::array<int8_t, 256>& ta
   return i;
 }
 
+#define EULERNPU_AVX512 __attribute__((target("avx512f,avx512bw")))
+
+EULERNPU_AVX512 int64_t lookup_pairs_avx512(const std::array<std::array<int8_t, 256>, 256>& table,
+                                            const int8_t* a, const int8_t* b, int64_t n,
+                                            int8_t* y) {
+  // Entry (b + 128) · 256 + a + 128, gathered as the aligned dword that
+  // holds it (never past the table's end), then shifted down to it.
+  const auto* words = reinterpret_cast<const int*>(table.data());
+  const __m512i bias = _mm512_set1_epi32(128);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i va = _mm512_add_epi32(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))), bias);
+    const __m512i vb = _mm512_add_epi32(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))), bias);
+    const __m512i index = _mm512_or_si512(_mm512_slli_epi32(vb, 8), va);
+    const __m512i word = _mm512_i32gather_epi32(_mm512_srli_epi32(index, 2), words, 4);
+    const __m512i shift = _mm512_slli_epi32(_mm512_and_si512(index, _mm512_set1_epi32(3)), 3);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     _mm512_cvtepi32_epi8(_mm512_srlv_epi32(word, shift)));
+  }
+  return i;
+}
+
 }  // namespace eulernpu::kernels::detail
 
 #endif  // EULERNPU_KERNELS_HAVE_AVX512

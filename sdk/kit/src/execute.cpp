@@ -43,6 +43,7 @@ struct PreparedGraph::State {
     // KernelContext::cache, where every input after the first is a weight.
     bool constant_rest = false;
     std::shared_ptr<void> cache;
+    std::shared_ptr<void> attribute_cache;  // KernelContext::attribute_cache
   };
   std::vector<Step> steps;
   // chains[i]: the elementwise chain that starts at steps[i], if any; it
@@ -135,7 +136,7 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
       if (it == st.buffers.end()) corrupt("tensor '" + name + "' has no buffer");
       return it->second;
     };
-    State::Step s{step, entry, {}, {}, false, nullptr};
+    State::Step s{step, entry, {}, {}, false, nullptr, nullptr};
     for (const std::string& name : n.inputs) s.ins.push_back(lookup(name));
     s.constant_rest =
         n.inputs.size() > 1 &&
@@ -268,6 +269,7 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
       ctx.lookup = lookup;
       ctx.lookup_state = &st.attribute_tensors;
       if (s.constant_rest) ctx.cache = &s.cache;
+      ctx.attribute_cache = &s.attribute_cache;
       if (!runner && st.epilogues[i]) {
         const elementwise::Chain& chain = *st.epilogues[i];
         const elementwise::Chain::Operands ops = chain.operands();

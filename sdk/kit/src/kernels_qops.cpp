@@ -5,6 +5,7 @@
 // here and handed over as the kernels' typed parameters.
 #include <algorithm>
 #include <array>
+#include <memory>
 
 #include "eulernpu/kernels/concat.hpp"
 #include "eulernpu/kernels/elementwise.hpp"
@@ -226,6 +227,28 @@ kernels::BroadcastShapes broadcast_shapes(const KernelContext& ctx) {
   return {ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape};
 }
 
+// The node's table of every result (kernels::PairTable), or null where the
+// direct loop is cheaper. Building one costs about as much as 65536
+// outputs of the direct loop and a lookup a third of one: kept from run to
+// run where the executor gives a slot, for outputs of kPairTableMin
+// elements or more; built for one call only on outputs several times the
+// table's size.
+constexpr int64_t kPairTableMin = 16384;
+constexpr int64_t kPairTableOnce = 262144;
+
+template <typename Build>
+std::shared_ptr<const kernels::PairTable> pair_table(const KernelContext& ctx, Build build) {
+  const int64_t n = ctx.outputs[0].count();
+  if (n < (ctx.attribute_cache ? kPairTableMin : kPairTableOnce)) return nullptr;
+  if (ctx.attribute_cache && *ctx.attribute_cache) {
+    return std::static_pointer_cast<const kernels::PairTable>(*ctx.attribute_cache);
+  }
+  auto table = std::make_shared<kernels::PairTable>();
+  build(*table);
+  if (ctx.attribute_cache) *ctx.attribute_cache = table;
+  return table;
+}
+
 template <bool kSubtract>
 void qadd(const KernelContext& ctx) {
   require_shapes(
@@ -240,6 +263,12 @@ void qadd(const KernelContext& ctx) {
   p.out = fixed(ctx.attr_int("y_multiplier", 0), ctx.attr_int("y_shift", 1));
   p.qmin = static_cast<int32_t>(ctx.attr_int("qmin", -128));
   p.qmax = static_cast<int32_t>(ctx.attr_int("qmax", 127));
+  if (const auto table =
+          pair_table(ctx, [&](kernels::PairTable& t) { kernels::qadd_table(p, kSubtract, t); })) {
+    kernels::pair_lookup(broadcast_shapes(ctx), *table, ctx.inputs[0].as<int8_t>(),
+                         ctx.inputs[1].as<int8_t>(), ctx.outputs[0].as<int8_t>(), task_runner(ctx));
+    return;
+  }
   kernels::qadd(broadcast_shapes(ctx), p, kSubtract, ctx.inputs[0].as<int8_t>(),
                 ctx.inputs[1].as<int8_t>(), ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }
@@ -249,6 +278,12 @@ void qmul(const KernelContext& ctx) {
                                     buffer_operands(ctx.outputs)));
   kernels::QMulParams p;
   read_pair_quantization(ctx, p);
+  if (const auto table =
+          pair_table(ctx, [&](kernels::PairTable& t) { kernels::qmul_table(p, t); })) {
+    kernels::pair_lookup(broadcast_shapes(ctx), *table, ctx.inputs[0].as<int8_t>(),
+                         ctx.inputs[1].as<int8_t>(), ctx.outputs[0].as<int8_t>(), task_runner(ctx));
+    return;
+  }
   kernels::qmul(broadcast_shapes(ctx), p, ctx.inputs[0].as<int8_t>(), ctx.inputs[1].as<int8_t>(),
                 ctx.outputs[0].as<int8_t>(), task_runner(ctx));
 }

@@ -98,6 +98,10 @@ struct KernelContext {
   // keep what it derives from those inputs alone (cpu_ref's float32 Conv
   // keeps W packed for its GEMM). Null elsewhere.
   std::shared_ptr<void>* cache = nullptr;
+  // Set by the executor for every node: a slot kept from run to run of one
+  // prepared graph, where the kernel may keep what it derives from its
+  // attributes alone (QAdd's table of every result). Null elsewhere.
+  std::shared_ptr<void>* attribute_cache = nullptr;
 
   bool has_attr(const char* name) const;
   int64_t attr_int(const char* name, int64_t fallback) const;
