@@ -268,9 +268,14 @@ void conv_case(const char* name, const k::ConvGeometry& g, bool transpose) {
     want[i] = rq(acc[i], m[i / g.out_size() % g.out_channels], p.y_zero_point, p.qmin, p.qmax);
   }
   Bytes serial(want.size()), threaded(want.size());
-  auto run = transpose ? &k::qconv_transpose : &k::qconv;
-  run(p, x.data(), w.data(), b.data(), m.data(), serial.data(), k::kSerial);
-  run(p, x.data(), w.data(), b.data(), m.data(), threaded.data(), kThreads);
+  for (Bytes* y : {&serial, &threaded}) {
+    const k::TaskRunner& r = y == &serial ? k::kSerial : kThreads;
+    if (transpose) {
+      k::qconv_transpose(p, x.data(), w.data(), b.data(), m.data(), y->data(), r);
+    } else {
+      k::qconv(p, x.data(), w.data(), b.data(), m.data(), y->data(), r);
+    }
+  }
   report(name, serial, threaded, want);
 }
 
@@ -295,6 +300,24 @@ void conv_cases() {
   // im2col starts and ends mid-row.
   conv_case("qconv/long_rows",
             geometry(240, 2, 1, {1, 3, 150}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
+            false);
+  // The direct VNNI kernel's cases (qconv_vnni.cpp) where the CPU has it:
+  // a 1×1 conv read from X as it is and stored straight into Y, in panels
+  // of 64 columns and a narrower last one, rows in tiles of 6 and a tail;
+  // a conv without padding (X as it is, columns dropped); a small map with
+  // many channels (row tiles split into blocks, two-vector panels); and
+  // strides with dilations over the padded planes.
+  conv_case("qconv/pointwise",
+            geometry(13, 14, 1, {1, 9, 12}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false),
+            false);
+  conv_case("qconv/valid",
+            geometry(8, 7, 1, {1, 10, 13}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false),
+            false);
+  conv_case("qconv/small_map",
+            geometry(20, 40, 1, {1, 4, 5}, {1, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}, false),
+            false);
+  conv_case("qconv/dilated_strided",
+            geometry(7, 9, 1, {1, 15, 17}, {1, 3, 3}, {1, 2, 2}, {1, 2, 2}, {0, 2, 2}, false),
             false);
   conv_case("qconv/1d",
             geometry(3, 4, 1, {1, 1, 30}, {1, 1, 5}, {1, 1, 3}, {1, 1, 1}, {0, 0, 2}, false),

@@ -9,6 +9,7 @@
 
 #include "depthwise_layout.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
+#include "qconv_vnni.hpp"
 #include "requantize_row.hpp"
 #include "scratch.hpp"
 #include "simd_clones.hpp"
@@ -251,8 +252,21 @@ void qconv_depthwise(const ConvParams& p, const int8_t* x_all, const int8_t* w_a
 
 }  // namespace
 
+std::shared_ptr<const QConvPrepared> qconv_prepare(const ConvParams& p, const int8_t* w,
+                                                   const int32_t* bias) {
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+  return detail::qconv_vnni_prepare(p, w, bias);
+#else
+  (void)p;
+  (void)w;
+  (void)bias;
+  return nullptr;
+#endif
+}
+
 void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
-           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r,
+           const QConvPrepared* prepared) {
   const ConvGeometry& g = p.g;
   const int threads = threads_for(
       r, g.batch * g.out_channels * g.out_size() * (g.in_channels / g.group) * g.kernel_size());
@@ -260,6 +274,19 @@ void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t*
     qconv_depthwise(p, x, w, bias, m, y, r, threads);
     return;
   }
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+  std::shared_ptr<const QConvPrepared> own;
+  if (!prepared) {
+    own = qconv_prepare(p, w, bias);
+    prepared = own.get();
+  }
+  if (prepared) {
+    detail::qconv_vnni(p, *prepared, x, m, y, r, threads);
+    return;
+  }
+#else
+  (void)prepared;  // only the VNNI kernel has prepared weights
+#endif
   const QGemmOutput q{p.x_zero_point, p.y_zero_point, p.qmin, p.qmax};
   qconv_im2col(p, x, y, r, threads,
                [&](int64_t gi, const QGemmShape& s, const int8_t* col, int8_t* out) {

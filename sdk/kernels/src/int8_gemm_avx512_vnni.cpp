@@ -27,10 +27,10 @@
 
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
 #include "x86_intrinsics.hpp"
+// after x86_intrinsics.hpp
+#include "vnni_store.hpp"
 
 namespace eulernpu::kernels::detail {
-
-#define EULERNPU_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 bool cpu_has_avx512_vnni() {
   __builtin_cpu_init();
@@ -78,31 +78,11 @@ EULERNPU_AVX512_VNNI void pack_x(const int8_t* x, int64_t depth, int64_t columns
   }
 }
 
-// qmath::requantize on 8 accumulators in int64 lanes, step for step: the
-// int64 product, the rounding term, the arithmetic shift, the int32
-// saturation, the zero point, the clamp (max then min equals std::clamp
-// because qmin <= qmax). Returns the 8 results as bytes.
-EULERNPU_AVX512_VNNI __m128i requantize8(__m512i acc64, const sdk::qmath::FixedMultiplier& m,
-                                         const QGemmOutput& out) {
-  __m512i v = _mm512_mul_epi32(acc64, _mm512_set1_epi64(m.multiplier));
-  v = _mm512_add_epi64(v, _mm512_set1_epi64(int64_t{1} << (m.shift - 1)));
-  v = _mm512_sra_epi64(v, _mm_cvtsi32_si128(m.shift));
-  v = _mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN));
-  v = _mm512_min_epi64(v, _mm512_set1_epi64(INT32_MAX));
-  v = _mm512_add_epi64(v, _mm512_set1_epi64(out.y_zero_point));
-  v = _mm512_max_epi64(v, _mm512_set1_epi64(out.qmin));
-  v = _mm512_min_epi64(v, _mm512_set1_epi64(out.qmax));
-  return _mm512_cvtepi64_epi8(v);
-}
-
 // Adds the row's offset (wrapping, see the top of the file), requantizes 16
 // columns and stores the first `n` of them.
 EULERNPU_AVX512_VNNI void store16(__m512i acc, int32_t offset, const sdk::qmath::FixedMultiplier& m,
                                   const QGemmOutput& out, int8_t* y, int64_t n) {
-  acc = _mm512_add_epi32(acc, _mm512_set1_epi32(offset));
-  const __m128i lo = requantize8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc)), m, out);
-  const __m128i hi = requantize8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc, 1)), m, out);
-  const __m128i bytes = _mm_unpacklo_epi64(lo, hi);
+  const __m128i bytes = requantize16(acc, offset, m, out);
   if (n >= kLanes) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y), bytes);
   } else {

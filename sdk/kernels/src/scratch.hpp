@@ -1,7 +1,7 @@
 // Scratch memory that outlives a kernel call. A fresh std::vector of more
 // than malloc's mmap threshold (128 KiB to start with) is a fresh mapping
 // on every call, and each of its pages faults on first touch: about a
-// hundred faults per inference of BlazeFace's int8 graph, two thirds of
+// hundred faults per inference of BlazeFace's int8 graph, a third of
 // its run time on a virtual machine. A thread_local vector passed through
 // grow() keeps its pages from call to call; what it held is not
 // meaningful to the next call, which writes (or clears) what it reads.

@@ -5,6 +5,7 @@
 // and turns them into the kernels' typed parameters.
 #include <algorithm>
 #include <array>
+#include <memory>
 
 #include "eulernpu/kernels/conv.hpp"
 #include "kernel_util.hpp"
@@ -131,6 +132,17 @@ struct ConvCall {
   bool packed = false;  // w and bias: packed weights and offsets
 };
 
+// What a QConv keeps per prepared graph where W and the biases are
+// weights (KernelContext::cache): that they passed the value checks, and W
+// prepared for the direct kernel (null where another runs).
+struct QConvCache {
+  std::shared_ptr<const kernels::QConvPrepared> prepared;
+};
+
+const QConvCache* qconv_cache(const KernelContext& ctx) {
+  return ctx.cache && *ctx.cache ? static_cast<const QConvCache*>(ctx.cache->get()) : nullptr;
+}
+
 ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
   ConvCall c{};
   c.packed = !transpose && packed_weights(ctx, op);
@@ -151,8 +163,11 @@ ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
     require_packed_bytes(op, ctx.inputs[1], g.group * block);
     // The offsets replace the biases; the bound was proven before packing.
     require_values(op, multipliers_problem(m, s, g.out_channels));
-  } else {
+  } else if (transpose || !qconv_cache(ctx)) {
     require_values(op, conv_values(c.p.g, c.w, c.bias, m, s, transpose));
+  } else {
+    // W and the biases passed in an earlier run; the multipliers are cheap.
+    require_values(op, multipliers_problem(m, s, c.p.g.out_channels));
   }
   for (int64_t o = 0; o < c.p.g.out_channels; ++o) c.m.push_back(fixed(m[o], s[o]));
   c.p.x_zero_point = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));
@@ -170,7 +185,15 @@ void qconv(const KernelContext& ctx) {
     kernels::qconv_packed(c.p, c.x, c.w, c.bias, c.m.data(), c.y, task_runner(ctx));
     return;
   }
-  kernels::qconv(c.p, c.x, c.w, c.bias, c.m.data(), c.y, task_runner(ctx));
+  const QConvCache* cache = qconv_cache(ctx);
+  std::shared_ptr<QConvCache> fresh;
+  if (!cache) {
+    fresh = std::make_shared<QConvCache>();
+    fresh->prepared = kernels::qconv_prepare(c.p, c.w, c.bias);
+    cache = fresh.get();
+    if (ctx.cache) *ctx.cache = fresh;
+  }
+  kernels::qconv(c.p, c.x, c.w, c.bias, c.m.data(), c.y, task_runner(ctx), cache->prepared.get());
 }
 
 void qconv_transpose(const KernelContext& ctx) {

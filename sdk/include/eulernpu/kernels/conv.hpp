@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/kernels/runner.hpp"
@@ -43,8 +44,21 @@ struct ConvParams {
 // QConv: an int8 im2col (padding taps hold x_zero_point, so they add
 // (z − z) · w = 0) into qgemm_int8 per group and block of output positions;
 // depthwise convolutions take a direct path over a zero-padded plane.
+//
+// With AVX-512 VNNI, convs other than depthwise with 16 outputs or more per
+// plane run a direct kernel instead (no im2col; the same bytes) over W
+// prepared by qconv_prepare: pass `prepared` to do that once per conv
+// rather than once per call.
+struct QConvPrepared;
 void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
-           const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial);
+           const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial,
+           const QConvPrepared* prepared = nullptr);
+
+// W and bias of a QConv with parameters p, prepared for the direct kernel;
+// null where qconv runs another (it reads W as it is). A result is for
+// qconv calls with the same p, w and bias.
+std::shared_ptr<const QConvPrepared> qconv_prepare(const ConvParams& p, const int8_t* w,
+                                                   const int32_t* bias);
 
 // QConv over weights packed per group by pack_qgemm_weights
 // (int8_gemm_packed.hpp: group g's block of out_channels/group rows ×
