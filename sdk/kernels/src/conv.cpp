@@ -270,6 +270,9 @@ void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t*
   const ConvGeometry& g = p.g;
   const int threads = threads_for(
       r, g.batch * g.out_channels * g.out_size() * (g.in_channels / g.group) * g.kernel_size());
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+  if (g.depthwise() && detail::qconv_depthwise_vnni(p, x, w, bias, m, y, r, threads)) return;
+#endif
   if (g.depthwise()) {
     qconv_depthwise(p, x, w, bias, m, y, r, threads);
     return;

@@ -42,6 +42,13 @@ std::shared_ptr<const QConvPrepared> qconv_vnni_prepare(const ConvParams& p, con
                                                         const int32_t* bias);
 void qconv_vnni(const ConvParams& p, const QConvPrepared& prepared, const int8_t* x,
                 const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r, int threads);
+// A depthwise conv with AVX-512 VNNI and VBMI, one output row at a time
+// (qconv_vnni.cpp); false, having done nothing, where it does not run: a
+// CPU or `p.isa` without them, 3-D (a pad along D included), kernels wider
+// or taller than 8, or taps beyond one 64-byte load of 16 outputs.
+bool qconv_depthwise_vnni(const ConvParams& p, const int8_t* x, const int8_t* w,
+                          const int32_t* bias, const sdk::qmath::FixedMultiplier* m, int8_t* y,
+                          const TaskRunner& r, int threads);
 #endif
 
 }  // namespace detail
