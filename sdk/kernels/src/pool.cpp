@@ -166,12 +166,24 @@ void max_vectors_float(const float* const* rows, size_t count, int64_t kernel, i
   MaxRows<float>::vectors(rows, count, kernel, stride, pad, dilation, lo, hi, out);
 }
 
+// The same for int8 (QMaxPool's codes): the baseline has no signed byte
+// maximum (pmaxsb is SSE4.1) and emulated it at a third of the float
+// loop's speed on BlazeFace's 2×2/2 pools.
+EULERNPU_SIMD_CLONES
+void max_vectors_int8(const int8_t* const* rows, size_t count, int64_t kernel, int64_t stride,
+                      int64_t pad, int64_t dilation, int64_t lo, int64_t hi, int8_t* out) {
+  MaxRows<int8_t>::vectors(rows, count, kernel, stride, pad, dilation, lo, hi, out);
+}
+
 template <typename T>
 void MaxRows<T>::row(const std::vector<const T*>& rows, const PoolParams& sh, int64_t lo,
                      int64_t hi, T* out) {
   if constexpr (std::is_same_v<T, float>) {
     max_vectors_float(rows.data(), rows.size(), sh.kernel[2], sh.stride[2], sh.pad_begin[2],
                       sh.dilation[2], lo, hi, out);
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    max_vectors_int8(rows.data(), rows.size(), sh.kernel[2], sh.stride[2], sh.pad_begin[2],
+                     sh.dilation[2], lo, hi, out);
   } else {
     vectors(rows.data(), rows.size(), sh.kernel[2], sh.stride[2], sh.pad_begin[2], sh.dilation[2],
             lo, hi, out);
