@@ -1,5 +1,6 @@
-// QConv's direct AVX-512 VNNI kernels (sdk/kernels/src/qconv_vnni.cpp)
-// give the bytes of the portable im2col path on random problems: geometries
+// QConv's direct AVX-512 VNNI kernels (sdk/kernels/src/qconv_vnni.cpp) and
+// QGemm's (qgemm_vnni.cpp) give the bytes of the portable paths on random
+// problems. For QConv: geometries
 // of every kind the kernels take (1-3 spatial dims, groups, depthwise,
 // strides, dilations, pads, 1×1), codes from uniform to all-extreme, zero
 // points and clamps at both ends, biases up to the accumulator bound,
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "eulernpu/kernels/conv.hpp"
+#include "eulernpu/kernels/matmul.hpp"
 
 namespace eulernpu::kernels {
 namespace {
@@ -129,6 +131,62 @@ TEST(QConvTest, DirectVnniKernelsGiveTheIm2colBytes) {
   // The draw reaches the direct dense kernel often (the depthwise one
   // needs no preparation and is counted by the byte checks above).
   EXPECT_GT(direct, 120);
+}
+
+// QGemm: batch-1 rows to blocks of 8 and tails, channels around 16, depths
+// around multiples of 4; the same value draws as above.
+TEST(QGemmTest, VnniKernelGivesThePortableBytes) {
+  if (!int8_gemm_isa_supported(Int8GemmIsa::kAvx512Vnni)) {
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+  }
+  std::mt19937 rng(7);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < 300; ++i) {
+    QGemmParams p;
+    const int64_t rows[] = {1, 2, 7, 8, 9, 17, 40};
+    p.rows = rows[uniform(0, 6)];
+    p.n = uniform(1, 50);
+    p.k = uniform(1, 70);
+    p.a_zero_point = static_cast<int32_t>(uniform(0, 2) == 0 ? -128 : uniform(-128, 127));
+    p.y_zero_point = static_cast<int32_t>(uniform(-128, 127));
+    if (uniform(0, 2) == 0) {
+      p.qmin = static_cast<int32_t>(uniform(-128, 127));
+      p.qmax = static_cast<int32_t>(uniform(p.qmin, 127));
+    }
+    const bool extremes = uniform(0, 2) == 0;
+    auto code = [&](int lo) {
+      return static_cast<int8_t>(extremes ? (uniform(0, 1) ? lo : 127) : uniform(lo, 127));
+    };
+    std::vector<int8_t> a, w;
+    for (int64_t j = 0; j < p.rows * p.k; ++j) a.push_back(code(-128));
+    for (int64_t j = 0; j < p.n * p.k; ++j) w.push_back(code(-127));
+    std::vector<int32_t> bias;
+    std::vector<qmath::FixedMultiplier> m;
+    const double scale = std::sqrt(static_cast<double>(p.k)) * 9000.0;
+    for (int64_t o = 0; o < p.n; ++o) {
+      const int64_t room =
+          std::min<int64_t>(int64_t{1} << 30, int64_t{INT32_MAX} - p.k * 255 * 128);
+      bias.push_back(static_cast<int32_t>(
+          uniform(0, 4) == 0 ? uniform(-room, room) : uniform(-int64_t(scale), int64_t(scale))));
+      m.push_back(qmath::encode_multiplier(
+          uniform(0, 4) == 0
+              ? std::pow(2.0, std::uniform_real_distribution<double>(-30.0, 4.0)(rng))
+              : 100.0 / scale *
+                    std::pow(2.0, std::uniform_real_distribution<double>(-3.0, 3.0)(rng))));
+    }
+    auto run = [&](Int8GemmIsa isa) {
+      QGemmParams q = p;
+      q.isa = isa;
+      std::vector<int8_t> y(static_cast<size_t>(p.rows * p.n), 99);
+      qgemm(q, a.data(), w.data(), bias.data(), m.data(), y.data());
+      return y;
+    };
+    const std::string name = std::to_string(p.rows) + "x" + std::to_string(p.k) + " times " +
+                             std::to_string(p.n) + " channels";
+    EXPECT_EQ(run(Int8GemmIsa::kAvx512Vnni), run(Int8GemmIsa::kScalar)) << name;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
+#include "qgemm_vnni.hpp"
 #include "requantize_row.hpp"
 
 namespace eulernpu::kernels {
@@ -72,8 +73,36 @@ void qgemm_blocks(const QGemmParams& p, const int8_t* x, int8_t* y, const TaskRu
 
 }  // namespace
 
+std::shared_ptr<const QGemmPrepared> qgemm_prepare(const QGemmParams& p, const int8_t* w,
+                                                   const int32_t* bias,
+                                                   const qmath::FixedMultiplier* m) {
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+  return detail::qgemm_vnni_prepare(p, w, bias, m);
+#else
+  (void)p;
+  (void)w;
+  (void)bias;
+  (void)m;
+  return nullptr;
+#endif
+}
+
 void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
-           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r) {
+           const qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r,
+           const QGemmPrepared* prepared) {
+#if EULERNPU_KERNELS_HAVE_AVX512_VNNI
+  std::shared_ptr<const QGemmPrepared> own;
+  if (!prepared) {
+    own = qgemm_prepare(p, w, bias, m);
+    prepared = own.get();
+  }
+  if (prepared) {
+    detail::qgemm_vnni(p, *prepared, x, y, r);
+    return;
+  }
+#else
+  (void)prepared;  // only the VNNI kernel has prepared weights
+#endif
   const QGemmOutput q{p.a_zero_point, p.y_zero_point, p.qmin, p.qmax};
   qgemm_blocks(p, x, y, r, [&](int64_t o0, const QGemmShape& s, const int8_t* xt, int8_t* yt) {
     qgemm_int8(s, w + o0 * p.k, xt, bias ? bias + o0 : nullptr, m + o0, q, yt, p.isa);

@@ -78,11 +78,20 @@ void qgemm(const KernelContext& ctx) {
   const int64_t n = in[1].shape[0], k = in[1].shape[1];
   const auto *m = ctx.inputs[3].as<int32_t>(), *s = ctx.inputs[4].as<int32_t>();
   const auto* bias = ctx.inputs[2].as<int32_t>();
+  // What a QGemm keeps per prepared graph where W, the biases and the
+  // multipliers are weights (KernelContext::cache): that they passed the
+  // value checks, and W prepared for the VNNI kernel (null where another
+  // runs).
+  struct Cache {
+    std::shared_ptr<const kernels::QGemmPrepared> prepared;
+  };
+  const auto* cache =
+      ctx.cache && *ctx.cache ? static_cast<const Cache*>(ctx.cache->get()) : nullptr;
   if (packed) {
     require_packed_bytes("QGemm", wb, kernels::packed_weight_bytes(n, k));
     // The offsets replace the biases; the bound was proven before packing.
     require_values("QGemm", multipliers_problem(m, s, n));
-  } else {
+  } else if (!cache) {
     require_values("QGemm", qgemm_values(n, k, wb.as<int8_t>(), bias, m, s));
   }
   std::vector<qmath::FixedMultiplier> mult;
@@ -101,8 +110,15 @@ void qgemm(const KernelContext& ctx) {
                           ctx.outputs[0].as<int8_t>(), task_runner(ctx));
     return;
   }
+  std::shared_ptr<Cache> fresh;
+  if (!cache) {
+    fresh = std::make_shared<Cache>();
+    fresh->prepared = kernels::qgemm_prepare(p, wb.as<int8_t>(), bias, mult.data());
+    cache = fresh.get();
+    if (ctx.cache) *ctx.cache = fresh;
+  }
   kernels::qgemm(p, a.as<int8_t>(), wb.as<int8_t>(), bias, mult.data(), ctx.outputs[0].as<int8_t>(),
-                 task_runner(ctx));
+                 task_runner(ctx), cache->prepared.get());
 }
 
 // --- QMatMul ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "eulernpu/kernels/int8_gemm.hpp"
 #include "eulernpu/kernels/runner.hpp"
@@ -22,8 +23,21 @@ struct QGemmParams {
 // Rows of A in blocks of a fixed width: each block is transposed to
 // k × width, multiplied by W in qgemm_int8 and transposed back. bias and m
 // hold n values; the accumulator bound (k terms, max|W| per row) fits int32.
+//
+// With AVX-512 VNNI, a kernel over W prepared by qgemm_prepare runs
+// instead (16 output channels to a register; the same bytes): pass
+// `prepared` to do that once per layer rather than once per call.
+struct QGemmPrepared;
 void qgemm(const QGemmParams& p, const int8_t* a, const int8_t* w, const int32_t* bias,
-           const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial);
+           const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial,
+           const QGemmPrepared* prepared = nullptr);
+
+// W, bias and m of a QGemm with parameters p (its rows aside), prepared
+// for the VNNI kernel; null where qgemm runs another. A result is for qgemm
+// calls with the same n, k, a_zero_point, isa, w, bias and m.
+std::shared_ptr<const QGemmPrepared> qgemm_prepare(const QGemmParams& p, const int8_t* w,
+                                                   const int32_t* bias,
+                                                   const sdk::qmath::FixedMultiplier* m);
 
 // qgemm over W packed by pack_qgemm_weights (int8_gemm_packed.hpp) with
 // a_zero_point folded into `offset`; the same blocks, the same bytes.
