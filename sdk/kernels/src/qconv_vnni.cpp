@@ -276,27 +276,35 @@ EULERNPU_AVX512_VNNI_VBMI void depthwise_channel(const ConvGeometry& g, const in
                                                  int64_t rows, int64_t width, uint8_t* plane,
                                                  int8_t* y) {
   const int64_t groups = tap_groups(g);
-  // X + 128 at its padded place; the padding holds x_zero_point + 128.
-  const auto pad = static_cast<uint8_t>(out.x_zero_point + 128);
+  // X + 128 at its padded place; the padding holds x_zero_point + 128. A
+  // row is whole 64-byte stores: X's bytes where they fall, the padding
+  // blended in around them (a memset call per side cost as much as the
+  // row's sums on a 16×16 map).
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(out.x_zero_point + 128));
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  const int64_t right = width - g.pad[2] - g.in[2];
   for (int64_t h = 0; h < rows; ++h) {
     uint8_t* row = plane + h * width;
     const int64_t i1 = h - g.pad[1];
-    if (i1 < 0 || i1 >= g.in[1]) {
-      std::memset(row, pad, static_cast<size_t>(width));
-      continue;
-    }
-    std::memset(row, pad, static_cast<size_t>(g.pad[2]));
-    std::memset(row + g.pad[2] + g.in[2], pad, static_cast<size_t>(right));
-    // x + 128 is x with its sign bit flipped, 64 at a time.
-    const int8_t* src = x + i1 * g.in[2];
-    uint8_t* dst = row + g.pad[2];
-    for (int64_t i2 = 0; i2 < g.in[2]; i2 += 64) {
-      const int64_t n = std::min<int64_t>(64, g.in[2] - i2);
-      const __mmask64 mask = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
-      _mm512_mask_storeu_epi8(dst + i2, mask,
-                              _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, src + i2), flip));
+    const bool data = i1 >= 0 && i1 < g.in[1];
+    // Row column c holds X's column c - pad[2] (a padding row reads none).
+    const int8_t* src = data ? x + i1 * g.in[2] - g.pad[2] : x;
+    for (int64_t c = 0; c < width; c += 64) {
+      const int64_t n = std::min<int64_t>(64, width - c);
+      const __mmask64 store = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+      __mmask64 inside = 0;
+      if (data) {
+        // Columns [pad[2], pad[2] + in[2]) of [c, c + 64).
+        const int64_t lo = std::clamp<int64_t>(g.pad[2] - c, 0, 64);
+        const int64_t hi = std::clamp<int64_t>(g.pad[2] + g.in[2] - c, 0, 64);
+        if (hi > lo) {
+          const __mmask64 below_hi = hi == 64 ? ~__mmask64{0} : (__mmask64{1} << hi) - 1;
+          const __mmask64 below_lo = (__mmask64{1} << lo) - 1;
+          inside = below_hi & ~below_lo;
+        }
+      }
+      // Masked-off lanes of the load are not read (no fault past X).
+      const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(inside, src + c), flip);
+      _mm512_mask_storeu_epi8(row + c, store, _mm512_mask_blend_epi8(inside, pad, xv));
     }
   }
   // Per kernel row and group, the four weights as a word and the bytes
