@@ -279,6 +279,7 @@ void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t*
   }
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
   std::shared_ptr<const QConvPrepared> own;
+  if (prepared && !detail::qconv_vnni_fits(*prepared, p)) prepared = nullptr;
   if (!prepared) {
     own = qconv_prepare(p, w, bias);
     prepared = own.get();

@@ -1,5 +1,7 @@
 // The padded plane of a depthwise convolution, shared by the int8 kernel
-// (conv.cpp) and cpu_ref's float32 one (sdk/kit/src/kernels_conv.cpp).
+// (conv.cpp) and cpu_ref's float32 one (sdk/kit/src/kernels_conv.cpp); the
+// direct convs, float32 (conv_gemm) and int8 (qconv_vnni.cpp), read their
+// input planes in it too.
 // Each depth slice is stored as s2 planes, one per column phase (columns
 // ≡ 0, 1, ... mod s2), each with its rows stored by row phase likewise,
 // rows of `phase` values. Output (o1, o2) of tap (k1, k2) then reads

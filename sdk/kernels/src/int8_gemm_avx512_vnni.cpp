@@ -190,13 +190,9 @@ EULERNPU_AVX512_VNNI void qgemm_int8_avx512_vnni(const QGemmShape& s, const int8
   int32_t* offset = grow(offset_buffer, static_cast<size_t>(s.rows));
   for (int64_t o = 0; o < s.rows; ++o) {
     const int8_t* wrow = w + o * s.depth;
-    int32_t row_sum = 0;  // |Σ w| <= depth · 128: fits
+    int64_t row_sum = 0;
     for (int64_t k = 0; k < s.depth; ++k) row_sum += wrow[k];
-    const int64_t full =
-        (bias ? int64_t{bias[o]} : 0) - (128 + int64_t{out.x_zero_point}) * row_sum;
-    // Modulo 2^32: the unsigned conversion is defined so, and GCC and Clang
-    // define the signed one so too.
-    offset[o] = static_cast<int32_t>(static_cast<uint32_t>(full));
+    offset[o] = vnni_offset(bias ? bias[o] : 0, out.x_zero_point, row_sum);
   }
 
   // Column panels outermost: every row of W passes over one panel of X

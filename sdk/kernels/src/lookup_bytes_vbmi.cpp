@@ -38,7 +38,7 @@ EULERNPU_AVX512_VBMI int64_t lookup_bytes_vbmi(const std::array<int8_t, 256>& ta
   return i;
 }
 
-#define EULERNPU_AVX512 __attribute__((target("avx512f,avx512bw")))
+#define EULERNPU_AVX512 __attribute__((target("avx512f")))
 
 EULERNPU_AVX512 int64_t lookup_pairs_avx512(const std::array<std::array<int8_t, 256>, 256>& table,
                                             const int8_t* a, const int8_t* b, int64_t n,

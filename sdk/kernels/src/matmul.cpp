@@ -92,6 +92,7 @@ void qgemm(const QGemmParams& p, const int8_t* x, const int8_t* w, const int32_t
            const QGemmPrepared* prepared) {
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
   std::shared_ptr<const QGemmPrepared> own;
+  if (prepared && !detail::qgemm_vnni_fits(*prepared, p)) prepared = nullptr;
   if (!prepared) {
     own = qgemm_prepare(p, w, bias, m);
     prepared = own.get();

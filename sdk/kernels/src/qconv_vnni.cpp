@@ -1,7 +1,8 @@
-// The direct QConv kernel with AVX-512 VNNI (qconv_vnni.hpp; x86-64 builds
-// only, elsewhere the file is empty). As in int8_gemm_avx512_vnni.cpp,
-// only the functions marked EULERNPU_AVX512_VNNI use the instructions, and
-// the file is compiled without -m flags.
+// The direct QConv kernels with AVX-512 VNNI (qconv_vnni.hpp; x86-64
+// builds only, elsewhere the file is empty). As in
+// int8_gemm_avx512_vnni.cpp, only the functions marked
+// EULERNPU_AVX512_VNNI (and _VBMI) use the instructions, and the file is
+// compiled without -m flags.
 //
 // The arithmetic is the VNNI GEMM's: X enters as x + 128 (unsigned), and
 // the correction −(128 + x_zero_point) · Σ W of each output channel is in
@@ -112,7 +113,7 @@ std::shared_ptr<const QConvPrepared> qconv_vnni_prepare(const ConvParams& p, con
       std::min({g.pad[0], g.pad[1], g.pad[2]}) < 0) {
     return nullptr;
   }
-  auto pr = std::make_shared<QConvPrepared>(g);
+  auto pr = std::make_shared<QConvPrepared>(g, p.x_zero_point);
   const DepthwiseLayout& l = pr->l;
   pr->quads = (cg + 3) / 4;
   pr->steps = pr->quads * ksize;
@@ -133,22 +134,25 @@ std::shared_ptr<const QConvPrepared> qconv_vnni_prepare(const ConvParams& p, con
       const int8_t* wo = w + oc * cg * ksize;
       int64_t sum = 0;
       for (int64_t k = 0; k < cg * ksize; ++k) sum += wo[k];
-      const int64_t full = (bias ? int64_t{bias[oc]} : 0) - (128 + int64_t{p.x_zero_point}) * sum;
-      // Modulo 2^32, as the VNNI GEMM's offsets (int8_gemm_avx512_vnni.cpp).
-      pr->offset[static_cast<size_t>(oc)] = static_cast<int32_t>(static_cast<uint32_t>(full));
+      pr->offset[static_cast<size_t>(oc)] = vnni_offset(bias ? bias[oc] : 0, p.x_zero_point, sum);
       int32_t* tile_w = pr->w.data() + ((gi * pr->tiles + o / kRows) * pr->steps) * kRows;
       for (int64_t q = 0; q < pr->quads; ++q) {
         for (int64_t t = 0; t < ksize; ++t) {
-          uint32_t word = 0;
-          for (int64_t c = 0; c < 4 && 4 * q + c < cg; ++c) {
-            word |= uint32_t{static_cast<uint8_t>(wo[(4 * q + c) * ksize + t])} << (8 * c);
-          }
-          tile_w[(q * ksize + t) * kRows + o % kRows] = static_cast<int32_t>(word);
+          tile_w[(q * ksize + t) * kRows + o % kRows] =
+              weight_word(wo + 4 * q * ksize + t, ksize, cg - 4 * q);
         }
       }
     }
   }
   return pr;
+}
+
+bool qconv_vnni_fits(const QConvPrepared& pr, const ConvParams& p) {
+  const ConvGeometry &a = pr.g, &b = p.g;
+  return a.batch == b.batch && a.in_channels == b.in_channels && a.out_channels == b.out_channels &&
+         a.group == b.group && a.in == b.in && a.out == b.out && a.kernel == b.kernel &&
+         a.stride == b.stride && a.dilation == b.dilation && a.pad == b.pad &&
+         pr.x_zero_point == p.x_zero_point && int8_gemm_resolve(p.isa) == Int8GemmIsa::kAvx512Vnni;
 }
 
 void qconv_vnni(const ConvParams& p, const QConvPrepared& pr, const int8_t* x,
@@ -177,8 +181,8 @@ void qconv_vnni(const ConvParams& p, const QConvPrepared& pr, const int8_t* x,
     const int8_t* src[4];
     for (int64_t c = 0; c < 4; ++c) {
       const int64_t ci = 4 * q + c;
-      const int8_t* xc = x + (n * g.in_channels + gi * cg + ci) * g.in_size();
-      if (ci < cg && as_is) {
+      const int8_t* xc = ci < cg ? x + (n * g.in_channels + gi * cg + ci) * g.in_size() : nullptr;
+      if (xc && as_is) {
         src[c] = xc;
         continue;
       }
@@ -186,7 +190,7 @@ void qconv_vnni(const ConvParams& p, const QConvPrepared& pr, const int8_t* x,
       // holds the zero point.
       int8_t* plane = channel + c * l.size();
       std::memset(plane, zero_point, static_cast<size_t>(filled));
-      if (ci < cg) l.fill(g, xc, plane, [](int8_t v) { return v; });
+      if (xc) l.fill(g, xc, plane, [](int8_t v) { return v; });
       src[c] = plane;
     }
     uint8_t* dst = planes + task * quad_bytes;
@@ -286,8 +290,11 @@ EULERNPU_AVX512_VNNI_VBMI void depthwise_channel(const ConvGeometry& g, const in
     uint8_t* row = plane + h * width;
     const int64_t i1 = h - g.pad[1];
     const bool data = i1 >= 0 && i1 < g.in[1];
-    // Row column c holds X's column c - pad[2] (a padding row reads none).
-    const int8_t* src = data ? x + i1 * g.in[2] - g.pad[2] : x;
+    // Row column c holds X's column c - pad[2] (a padding row reads none):
+    // the address of X's row less pad[2], formed as an integer since it may
+    // lie before X (only lanes inside X are read).
+    const auto src =
+        reinterpret_cast<uintptr_t>(x) + static_cast<uintptr_t>(data ? i1 * g.in[2] - g.pad[2] : 0);
     for (int64_t c = 0; c < width; c += 64) {
       const int64_t n = std::min<int64_t>(64, width - c);
       const __mmask64 store = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
@@ -303,29 +310,24 @@ EULERNPU_AVX512_VNNI_VBMI void depthwise_channel(const ConvGeometry& g, const in
         }
       }
       // Masked-off lanes of the load are not read (no fault past X).
-      const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(inside, src + c), flip);
+      const __m512i xv = _mm512_xor_si512(
+          _mm512_maskz_loadu_epi8(inside, reinterpret_cast<const void*>(src + c)), flip);
       _mm512_mask_storeu_epi8(row + c, store, _mm512_mask_blend_epi8(inside, pad, xv));
     }
   }
   // Per kernel row and group, the four weights as a word and the bytes
   // each lane reads.
   int32_t words[8][kMaxTapGroups] = {};
-  __m512i pick[kMaxTapGroups];
+  __m512i pick[kMaxTapGroups] = {};
   int64_t sum = 0;
+  for (int64_t t = 0; t < g.kernel_size(); ++t) sum += w[t];
   for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
     for (int64_t gi = 0; gi < groups; ++gi) {
-      uint32_t word = 0;
-      for (int64_t b = 0; b < 4 && 4 * gi + b < g.kernel[2]; ++b) {
-        const int8_t wv = w[kh * g.kernel[2] + 4 * gi + b];
-        sum += wv;
-        word |= uint32_t{static_cast<uint8_t>(wv)} << (8 * b);
-      }
-      words[kh][gi] = static_cast<int32_t>(word);
+      words[kh][gi] = weight_word(w + kh * g.kernel[2] + 4 * gi, 1, g.kernel[2] - 4 * gi);
     }
   }
   for (int64_t gi = 0; gi < groups; ++gi) pick[gi] = _mm512_loadu_si512(index[gi]);
-  const int64_t full = int64_t{bias} - (128 + int64_t{out.x_zero_point}) * sum;
-  const auto offset = static_cast<int32_t>(static_cast<uint32_t>(full));
+  const int32_t offset = vnni_offset(bias, out.x_zero_point, sum);
   for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
     const uint8_t* row0 = plane + o1 * g.stride[1] * width;
     int8_t* yr = y + o1 * g.out[2];
@@ -370,7 +372,7 @@ bool qconv_depthwise_vnni(const ConvParams& p, const int8_t* x, const int8_t* w,
   const int64_t last = (g.out[2] - 1) / 16 * 16;
   const int64_t width = std::max(g.in[2] + g.pad[2], last * g.stride[2] + 64);
   // Per tap group, the byte each lane's four taps read.
-  uint8_t index[kMaxTapGroups][64];
+  uint8_t index[kMaxTapGroups][64] = {};
   for (int64_t gi = 0; gi < tap_groups(g); ++gi) {
     for (int64_t i = 0; i < 16; ++i) {
       for (int64_t b = 0; b < 4; ++b) {

@@ -18,7 +18,11 @@
 namespace eulernpu::kernels {
 
 struct QConvPrepared {
-  explicit QConvPrepared(const ConvGeometry& g) : l(g) {}
+  QConvPrepared(const ConvGeometry& geometry, int32_t zero_point)
+      : g(geometry), x_zero_point(zero_point), l(geometry) {}
+  // What it was prepared for (qconv runs it only for the same).
+  ConvGeometry g;
+  int32_t x_zero_point;
   detail::DepthwiseLayout l;
   int64_t quads = 0;  // per group: ceil(in_channels / group / 4)
   int64_t steps = 0;  // per group: quads · kernel taps, the terms of a lane
@@ -37,9 +41,13 @@ namespace detail {
 
 #if EULERNPU_KERNELS_HAVE_AVX512_VNNI
 // Null where the direct kernel does not run: no VNNI (or `p.isa` names
-// another GEMM), a depthwise conv, or fewer than 16 outputs per plane.
+// another GEMM), a depthwise conv, an empty group, a negative pad, or
+// fewer than 16 outputs per plane.
 std::shared_ptr<const QConvPrepared> qconv_vnni_prepare(const ConvParams& p, const int8_t* w,
                                                         const int32_t* bias);
+// Whether `prepared` is for p: its geometry and zero point, and p.isa
+// resolving to the VNNI GEMM.
+bool qconv_vnni_fits(const QConvPrepared& prepared, const ConvParams& p);
 void qconv_vnni(const ConvParams& p, const QConvPrepared& prepared, const int8_t* x,
                 const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r, int threads);
 // A depthwise conv with AVX-512 VNNI and VBMI, one output row at a time

@@ -29,36 +29,23 @@ constexpr int kRowsPerPass = 8;        // rows of A sharing each load of W
 constexpr int64_t kBlocksPerTask = 8;  // 128 output channels
 
 // Where channel o's int64 lane values are: per block, its even channels,
-// then its odd ones (the order of requantize_lanes's two halves).
+// then its odd ones (requantize_lanes's two halves).
 int64_t lane_slot(int64_t o) {
   const int64_t l = o % kLanes;
   return o - l + l % 2 * 8 + l / 2;
 }
 
-// requantize16 with a multiplier, rounding term and shift per lane (the
-// channels of block b).
-EULERNPU_AVX512_VNNI inline __m512i requantize_half(__m512i sums, const int64_t* multiplier,
-                                                    const int64_t* round, const int64_t* shift,
-                                                    const QGemmOutput& out) {
-  __m512i v = _mm512_mul_epi32(sums, _mm512_loadu_si512(multiplier));
-  v = _mm512_add_epi64(v, _mm512_loadu_si512(round));
-  v = _mm512_add_epi64(_mm512_srav_epi64(v, _mm512_loadu_si512(shift)),
-                       _mm512_set1_epi64(out.y_zero_point));
-  return _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(out.qmin)),
-                          _mm512_set1_epi64(out.qmax));
-}
-
-EULERNPU_AVX512_VNNI inline __m128i requantize_lanes(__m512i acc, const QGemmPrepared& pr,
+// requantize_lanes with the multipliers, rounding terms and shifts of the
+// channels of block b.
+EULERNPU_AVX512_VNNI inline __m128i requantize_block(__m512i acc, const QGemmPrepared& pr,
                                                      int64_t b, const QGemmOutput& out) {
   const int64_t at = b * kLanes;
   acc = _mm512_add_epi32(acc, _mm512_loadu_si512(pr.offset.data() + at));
-  const int64_t *mult = pr.multiplier.data() + at, *round = pr.round.data() + at,
-                *shift = pr.shift.data() + at;
-  const __m512i even = requantize_half(acc, mult, round, shift, out);
-  const __m512i odd =
-      requantize_half(_mm512_srli_epi64(acc, 32), mult + 8, round + 8, shift + 8, out);
-  const __m512i both = _mm512_mask_blend_epi32(__mmask16{0xAAAA}, even, _mm512_slli_epi64(odd, 32));
-  return _mm512_cvtepi32_epi8(both);
+  const int64_t *m = pr.multiplier.data() + at, *r = pr.round.data() + at,
+                *sh = pr.shift.data() + at;
+  return requantize_lanes(acc, {_mm512_loadu_si512(m), _mm512_loadu_si512(m + 8)},
+                          {_mm512_loadu_si512(r), _mm512_loadu_si512(r + 8)},
+                          {_mm512_loadu_si512(sh), _mm512_loadu_si512(sh + 8)}, out);
 }
 
 // Rows [0, R) of A (as a + 128, rows `stride` bytes apart) times the blocks
@@ -85,7 +72,7 @@ EULERNPU_AVX512_VNNI void pass(const QGemmPrepared& pr, const uint8_t* xa, int64
     const auto mask = static_cast<__mmask16>(n >= kLanes ? 0xFFFFu : (1u << n) - 1);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      _mm_mask_storeu_epi8(y + r * ldy + o, mask, requantize_lanes(acc[r], pr, b, out));
+      _mm_mask_storeu_epi8(y + r * ldy + o, mask, requantize_block(acc[r], pr, b, out));
     }
   }
 }
@@ -101,6 +88,7 @@ std::shared_ptr<const QGemmPrepared> qgemm_vnni_prepare(const QGemmParams& p, co
   auto pr = std::make_shared<QGemmPrepared>();
   pr->n = p.n;
   pr->k = p.k;
+  pr->a_zero_point = p.a_zero_point;
   pr->quads = (p.k + 3) / 4;
   pr->blocks = (p.n + kLanes - 1) / kLanes;
   const auto lanes = static_cast<size_t>(pr->blocks * kLanes);
@@ -114,23 +102,22 @@ std::shared_ptr<const QGemmPrepared> qgemm_vnni_prepare(const QGemmParams& p, co
     const int8_t* wo = w + o * p.k;
     int64_t sum = 0;
     for (int64_t i = 0; i < p.k; ++i) sum += wo[i];
-    const int64_t full = (bias ? int64_t{bias[o]} : 0) - (128 + int64_t{p.a_zero_point}) * sum;
-    // Modulo 2^32, as the VNNI GEMM's offsets (int8_gemm_avx512_vnni.cpp).
-    pr->offset[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(full));
+    pr->offset[static_cast<size_t>(o)] = vnni_offset(bias ? bias[o] : 0, p.a_zero_point, sum);
     const auto slot = static_cast<size_t>(lane_slot(o));
     pr->multiplier[slot] = m[o].multiplier;
     pr->round[slot] = int64_t{1} << (m[o].shift - 1);
     pr->shift[slot] = m[o].shift;
     int32_t* wb = pr->w.data() + o / kLanes * pr->quads * kLanes + o % kLanes;
     for (int64_t q = 0; q < pr->quads; ++q) {
-      uint32_t word = 0;
-      for (int64_t c = 0; c < 4 && 4 * q + c < p.k; ++c) {
-        word |= uint32_t{static_cast<uint8_t>(wo[4 * q + c])} << (8 * c);
-      }
-      wb[q * kLanes] = static_cast<int32_t>(word);
+      wb[q * kLanes] = weight_word(wo + 4 * q, 1, p.k - 4 * q);
     }
   }
   return pr;
+}
+
+bool qgemm_vnni_fits(const QGemmPrepared& pr, const QGemmParams& p) {
+  return pr.n == p.n && pr.k == p.k && pr.a_zero_point == p.a_zero_point &&
+         int8_gemm_resolve(p.isa) == Int8GemmIsa::kAvx512Vnni;
 }
 
 void qgemm_vnni(const QGemmParams& p, const QGemmPrepared& pr, const int8_t* a, int8_t* y,

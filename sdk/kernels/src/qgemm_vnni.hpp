@@ -15,15 +15,19 @@
 namespace eulernpu::kernels {
 
 struct QGemmPrepared {
+  // What it was prepared for (qgemm runs it only for the same).
   int64_t n = 0, k = 0;
+  int32_t a_zero_point = 0;
   int64_t quads = 0;   // ceil(k / 4)
   int64_t blocks = 0;  // ceil(n / 16)
   // Per block of 16 output channels and quad of terms, 16 words: each
   // channel's four weights (0 past n or k).
   std::vector<int32_t> w;
-  // Per output channel (blocks · 16, 0 past n): bias − (128 + a_zero_point)
-  // · Σ W modulo 2^32, and the requantization's multiplier, rounding term
-  // and shift as int64 lanes.
+  // Per output channel (blocks · 16; past n, 0 and a valid requantization
+  // whose bytes are never stored): bias − (128 + a_zero_point) · Σ W
+  // modulo 2^32 in channel order, and the requantization's multiplier,
+  // rounding term and shift as int64 lanes, per block its even channels
+  // then its odd ones (requantize_lanes's two halves).
   std::vector<int32_t> offset;
   std::vector<int64_t> multiplier, round, shift;
 };
@@ -36,6 +40,9 @@ namespace detail {
 std::shared_ptr<const QGemmPrepared> qgemm_vnni_prepare(const QGemmParams& p, const int8_t* w,
                                                         const int32_t* bias,
                                                         const sdk::qmath::FixedMultiplier* m);
+// Whether `prepared` is for p: n, k and a_zero_point, and p.isa resolving
+// to the VNNI GEMM.
+bool qgemm_vnni_fits(const QGemmPrepared& prepared, const QGemmParams& p);
 void qgemm_vnni(const QGemmParams& p, const QGemmPrepared& prepared, const int8_t* a, int8_t* y,
                 const TaskRunner& r);
 #endif

@@ -164,10 +164,9 @@ ConvCall conv_call(const KernelContext& ctx, bool transpose, const char* op) {
     // The offsets replace the biases; the bound was proven before packing.
     require_values(op, multipliers_problem(m, s, g.out_channels));
   } else if (transpose || !qconv_cache(ctx)) {
+    // (Where a cache is kept, W, the biases and the multipliers passed in
+    // an earlier run.)
     require_values(op, conv_values(c.p.g, c.w, c.bias, m, s, transpose));
-  } else {
-    // W and the biases passed in an earlier run; the multipliers are cheap.
-    require_values(op, multipliers_problem(m, s, c.p.g.out_channels));
   }
   for (int64_t o = 0; o < c.p.g.out_channels; ++o) c.m.push_back(fixed(m[o], s[o]));
   c.p.x_zero_point = static_cast<int32_t>(ctx.attr_int("x_zero_point", 0));

@@ -245,23 +245,34 @@ kernels::BroadcastShapes broadcast_shapes(const KernelContext& ctx) {
 
 // The node's table of every result (kernels::PairTable), or null where the
 // direct loop is cheaper. Building one costs about as much as 65536
-// outputs of the direct loop and a lookup a third of one: kept from run to
-// run where the executor gives a slot, for outputs of kPairTableMin
-// elements or more; built for one call only on outputs several times the
-// table's size.
+// outputs of the direct loop, and a lookup a third of one: it pays within
+// one run on outputs several times the table's size (kPairTableOnce), and
+// otherwise only where it is kept, from the second run of a prepared graph
+// on (the executor gives one-shot runs the slot too), for outputs of
+// kPairTableMin elements or more.
 constexpr int64_t kPairTableMin = 16384;
 constexpr int64_t kPairTableOnce = 262144;
+
+struct PairCache {
+  bool ran = false;
+  std::shared_ptr<const kernels::PairTable> table;
+};
 
 template <typename Build>
 std::shared_ptr<const kernels::PairTable> pair_table(const KernelContext& ctx, Build build) {
   const int64_t n = ctx.outputs[0].count();
-  if (n < (ctx.attribute_cache ? kPairTableMin : kPairTableOnce)) return nullptr;
-  if (ctx.attribute_cache && *ctx.attribute_cache) {
-    return std::static_pointer_cast<const kernels::PairTable>(*ctx.attribute_cache);
+  PairCache* cache = nullptr;
+  if (ctx.attribute_cache) {
+    if (!*ctx.attribute_cache) *ctx.attribute_cache = std::make_shared<PairCache>();
+    cache = static_cast<PairCache*>(ctx.attribute_cache->get());
+    if (cache->table) return cache->table;
   }
+  const bool again = cache && cache->ran;
+  if (cache) cache->ran = true;
+  if (n < (again ? kPairTableMin : kPairTableOnce)) return nullptr;
   auto table = std::make_shared<kernels::PairTable>();
   build(*table);
-  if (ctx.attribute_cache) *ctx.attribute_cache = table;
+  if (cache) cache->table = table;
   return table;
 }
 

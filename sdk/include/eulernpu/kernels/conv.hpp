@@ -48,7 +48,9 @@ struct ConvParams {
 // With AVX-512 VNNI, convs other than depthwise with 16 outputs or more per
 // plane run a direct kernel instead (no im2col; the same bytes) over W
 // prepared by qconv_prepare: pass `prepared` to do that once per conv
-// rather than once per call.
+// rather than once per call (one prepared for other parameters is not
+// used). With VBMI too, 1-D and 2-D depthwise convs run a kernel of their
+// own (a vpdpbusd per kernel row and four taps).
 struct QConvPrepared;
 void qconv(const ConvParams& p, const int8_t* x, const int8_t* w, const int32_t* bias,
            const sdk::qmath::FixedMultiplier* m, int8_t* y, const TaskRunner& r = kSerial,
