@@ -207,7 +207,8 @@ std::vector<OpEntry> qconv_ops() {
   return {
       {"QConv", 1, 0, kI8,
        "1-3 spatial dims, groups (direct path for depthwise), explicit pads; int8 im2col into "
-       "the int8 GEMM, int32 accumulation",
+       "the int8 GEMM (with AVX-512 VNNI, direct from the padded input planes), int32 "
+       "accumulation",
        &conv_check<false>, &qconv, kEulerNpuDomain},
       {"QConvTranspose", 1, 0, kI8,
        "1-3 spatial dims, groups, explicit pads and output_padding; direct int32 accumulation",
