@@ -13,7 +13,7 @@
 
 #include "eulernpu/kit/execute.hpp"
 
-namespace eulernpu::kit {
+namespace eulernpu::kit::prepared_test {
 namespace {
 
 const std::vector<int64_t> kShape{1, 16, 32, 32};  // 16384 values: QAdd's table pays
@@ -132,4 +132,4 @@ TEST(Int8PreparedTest, AGraphRunAgainGivesEachInputsBytes) {
 }
 
 }  // namespace
-}  // namespace eulernpu::kit
+}  // namespace eulernpu::kit::prepared_test
