@@ -16,7 +16,11 @@ int8, and its int8 artifact benchmarked in the same rounds: the int8 column
 is its latency and its ratio to eulernpu's own float32 latency, and the
 calibration column the wall time of that whole `compile --calib-data-path`
 command (one thread, as calibration runs by default) and its ratio to N
-float32 runs (N the calibration samples, a run the 1-thread median).
+float32 runs (N the calibration samples, a run the 1-thread median). The
+next column is what each sample adds: the same command with
+--calib-samples 1 timed too, (t_N - t_1) / (N - 1) as a ratio to one
+float32 run (the command's fixed part, parsing, lowering and writing, left
+out).
 
 usage: /usr/bin/python3 benchmarks/ort_side_by_side.py [--eulernpu BIN]
            [--model ID]... [--threads 1,2] [--iterations 20] [--warmup 3]
@@ -63,7 +67,8 @@ def run_json(cmd, env=None):
 
 def prepare(spec, eulernpu, tmp, int8):
     """Compiles the model; returns (artifact, int8 artifact or None, eulernpu
-    input npz, ORT job inputs, calibrating compile's wall seconds or None)."""
+    input npz, ORT job inputs, calibrating compile's wall seconds on all
+    samples and on one, or None)."""
     sample = inputs.generate(spec, "heldout", 0)
     npz = os.path.join(tmp, "input.npz")
     np.savez(npz, **suite.runtime_inputs(spec, sample))
@@ -82,15 +87,18 @@ def prepare(spec, eulernpu, tmp, int8):
         calib = os.path.join(tmp, "calib")
         inputs.write_samples(spec["id"], "calib", spec["calibration_samples"], calib)
         q_art = os.path.join(tmp, "model_int8.art")
-        t0 = time.monotonic()
-        r = subprocess.run([eulernpu, "compile", "--model", suite.model_path(spec),
-                            *suite.compile_args(spec), "--calib-data-path", calib, "--out", q_art],
-                           capture_output=True, text=True, timeout=3600)
-        calib_s = time.monotonic() - t0
-        if r.returncode != 0:
-            print(f"  {spec['id']}: no int8 artifact: {r.stderr.strip().splitlines()[:1]}",
-                  file=sys.stderr)
-            q_art = calib_s = None
+        calib_s = []
+        for extra, out in (([], q_art), (["--calib-samples", "1"], os.path.join(tmp, "one.art"))):
+            t0 = time.monotonic()
+            r = subprocess.run([eulernpu, "compile", "--model", suite.model_path(spec),
+                                *suite.compile_args(spec), "--calib-data-path", calib, *extra,
+                                "--out", out], capture_output=True, text=True, timeout=3600)
+            calib_s.append(time.monotonic() - t0)
+            if r.returncode != 0:
+                print(f"  {spec['id']}: no int8 artifact: {r.stderr.strip().splitlines()[:1]}",
+                      file=sys.stderr)
+                q_art = calib_s = None
+                break
     return art, q_art, npz, ort_inputs, (calib_s if int8 else None)
 
 
@@ -124,8 +132,12 @@ def measure(spec, eulernpu, node, threads, args, tmp):
             rows[-1].update({"int8_ms": q_ms, "int8_ratio": q_ms / e_ms})
         if calib_s is not None and t == 1:
             n = spec["calibration_samples"]
-            rows[-1].update({"calibrate_s": calib_s, "calibration_samples": n,
-                             "calibrate_ratio": calib_s / (n * e_ms / 1000)})
+            all_s, one_s = calib_s
+            per_sample = (all_s - one_s) / (n - 1) if n > 1 else float("nan")
+            rows[-1].update({"calibrate_s": all_s, "calibrate_one_sample_s": one_s,
+                             "calibration_samples": n,
+                             "calibrate_ratio": all_s / (n * e_ms / 1000),
+                             "calibrate_per_sample_ratio": per_sample / (e_ms / 1000)})
     return rows
 
 
@@ -196,8 +208,8 @@ def main(argv=None):
                                  for t in threads) + " |"
     calib = any("calibrate_s" in r for r in rows)
     if calib:
-        head += " calibrate N samples: s (/ N float32 runs) |"
-    table = [head, "|" + "---|" * ((2 if int8 else 1) * len(threads) + 2 + (1 if calib else 0))]
+        head += " calibrate N samples: s (/ N float32 runs) | each sample adds (/ 1 float32 run) |"
+    table = [head, "|" + "---|" * ((2 if int8 else 1) * len(threads) + 2 + (2 if calib else 0))]
     for mid in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == mid]
         cells = [f"{r['eulernpu_ms']:.2f} / {r['ort_ms']:.2f} ({r['ratio']:.2f})" for r in mine]
@@ -211,6 +223,7 @@ def main(argv=None):
             c = next((r for r in mine if "calibrate_s" in r), None)
             cells.append(f"N={c['calibration_samples']}: {c['calibrate_s']:.2f} "
                          f"({c['calibrate_ratio']:.1f})" if c else "—")
+            cells.append(f"({c['calibrate_per_sample_ratio']:.1f})" if c else "—")
         table.append(f"| {mid} | " + " | ".join(cells) + " |")
     means = [f"{geomean([r['ratio'] for r in rows if r['threads'] == t]):.2f}" for t in threads]
     mem_mean = geomean([r["memory_ratio"] for r in rows])
@@ -221,6 +234,10 @@ def main(argv=None):
             for t in threads) + " |"
     if calib:
         last += f" ({geomean([r['calibrate_ratio'] for r in rows if 'calibrate_ratio' in r]):.1f}) |"
+        # A negative or zero difference (timing noise on a tiny model) has no logarithm.
+        each = [r["calibrate_per_sample_ratio"] for r in rows
+                if r.get("calibrate_per_sample_ratio", 0) > 0]
+        last += f" ({geomean(each):.1f}) |"
     table.append(last)
     print("\n".join(table))
     if args.write_docs and not failed:

@@ -59,5 +59,41 @@ TEST(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
   EXPECT_EQ(recorder.record({sample})[names.size() - 2].data, values[names.size() - 2].data);
 }
 
+TEST(ActivationsTest, RecordingIntoAnEarlierSamplesBuffersGivesTheNewSamplesValues) {
+  const std::filesystem::path digits =
+      std::filesystem::path(EULERNPU_TEST_SOURCE_DIR) / "examples" / "digits";
+  const PluginRegistry registry = PluginRegistry::discover({EULERNPU_TEST_PLUGIN_DIR}, "", "");
+  ImportOptions options;
+  options.options = {{"input_shape.input", "1,1,8,8"}};
+  ImportedModel m = import_model(registry, digits / "mlp.onnx", options);
+  const ActivationRecorder recorder(registry.backend("cpu_ref"), m.model, {});
+  const Tensor inputs = read_npz(digits / "test_inputs.npz").at(0);
+  auto sample = [&](size_t k) {
+    Tensor t{"input", DType::kFloat32, {1, 1, 8, 8}, {}};
+    t.data.assign(inputs.data.begin() + static_cast<long>(64 * 4 * k),
+                  inputs.data.begin() + static_cast<long>(64 * 4 * (k + 1)));
+    return t;
+  };
+  const std::vector<Tensor> fresh0 = recorder.record({sample(0)});
+  const std::vector<Tensor> fresh1 = recorder.record({sample(1)});
+  // Sample 1 recorded into sample 0's buffers: sample 1's bytes (none of
+  // sample 0's left behind), in the same memory for every computed value.
+  std::vector<Tensor> values = recorder.record({sample(0)});
+  std::vector<const uint8_t*> memory;
+  for (const Tensor& t : values) memory.push_back(t.data.data());
+  values = recorder.record({sample(1)}, std::move(values));
+  ASSERT_EQ(values.size(), fresh1.size());
+  for (size_t k = 0; k < values.size(); ++k) {
+    EXPECT_EQ(values[k].name, fresh1[k].name);
+    EXPECT_EQ(values[k].shape, fresh1[k].shape);
+    EXPECT_EQ(values[k].data, fresh1[k].data) << values[k].name;
+    // values[0] is the input, copied from the caller's tensor.
+    if (k > 0) {
+      EXPECT_EQ(values[k].data.data(), memory[k]) << values[k].name;
+    }
+  }
+  EXPECT_NE(fresh0.back().data, fresh1.back().data);  // the samples differ
+}
+
 }  // namespace
 }  // namespace eulernpu::host

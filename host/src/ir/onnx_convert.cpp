@@ -365,13 +365,19 @@ std::vector<enp_tensor_t> tensor_views(std::span<const Tensor> tensors) {
 }
 
 Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
+  Tensor out;
+  copy_tensor_into(t, what, out);
+  return out;
+}
+
+void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& out) {
   auto bad = [&](const std::string& why) {
     return UserError("plugin returned invalid data",
                      what + " '" + std::string(safe(t.name)) + "': " + why,
                      "report this to the plugin's author");
   };
-  Tensor out;
   out.name = std::string(safe(t.name));
+  out.shape.clear();
   if (out.name.empty()) throw bad("has no name");
   out.dtype = static_cast<DType>(t.dtype);
   const size_t width = dtype_size(out.dtype);
@@ -393,7 +399,6 @@ Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
   }
   const auto* p = static_cast<const uint8_t*>(t.data);
   out.data.assign(p, p + t.size_bytes);
-  return out;
 }
 
 }  // namespace eulernpu::host

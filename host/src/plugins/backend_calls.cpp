@@ -168,10 +168,12 @@ BackendSession::~BackendSession() {
   if (session_) backend_.backend().session_close(session_);
 }
 
-std::vector<Tensor> BackendSession::run(const std::vector<Tensor>& inputs, std::string* report) {
+std::vector<Tensor> BackendSession::run(const std::vector<Tensor>& inputs, std::string* report,
+                                        std::vector<Tensor> recycled) {
   if (!session_) return run_artifact(backend_, artifact_, options_, inputs, report);
   const std::vector<enp_tensor_t> views = tensor_views(inputs);
   enp_tensor_list_t outputs;
+  outputs.recycled = std::move(recycled);
   call_plugin(backend_.name, "run", [&] {
     return backend_.backend().session_run(session_, views.data(), views.size(), &outputs);
   });

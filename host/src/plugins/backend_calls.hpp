@@ -67,7 +67,10 @@ class BackendSession {
   BackendSession(const BackendSession&) = delete;
   BackendSession& operator=(const BackendSession&) = delete;
   // `report`, if given, receives the run's JSON report ("" if none).
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::string* report = nullptr);
+  // `recycled`: an earlier run's outputs, whose buffers this run's outputs
+  // of the same names fill (taken; what is left over is freed).
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::string* report = nullptr,
+                          std::vector<Tensor> recycled = {});
   // Whether the backend keeps a session (false: every run loads again).
   bool native() const { return session_ != nullptr; }
 

@@ -235,7 +235,22 @@ enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
     need(l, "output list");
     need(t, "output tensor");
 
-    Tensor copy = copy_tensor(*t, "output tensor");
+    Tensor copy;
+    // Runs of one session return their outputs in one order, and the
+    // recycled list mostly follows it: the search starts after the last
+    // buffer taken and wraps around.
+    const std::string name = str(t->name);
+    const size_t n = l->recycled.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t at = (l->recycled_next + k) % n;
+      Tensor& r = l->recycled[at];
+      if (r.name != name) continue;
+      copy = std::move(r);
+      r.name.clear();  // taken
+      l->recycled_next = at + 1;
+      break;
+    }
+    copy_tensor_into(*t, "output tensor", copy);
     for (const Tensor& existing : l->tensors) {
       if (existing.name == copy.name) {
         throw UserError("plugin returned invalid data",

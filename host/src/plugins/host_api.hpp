@@ -52,6 +52,12 @@ struct enp_artifact_reader_t {
 struct enp_tensor_list_t {
   std::vector<eulernpu::host::Tensor> tensors;
   std::string report;  // JSON a backend attached to the run, if any
+  // An earlier run's tensors, whose buffers an output of the same name is
+  // copied into: a session run per calibration sample then writes memory
+  // already mapped, where fresh buffers faulted in every page (most of
+  // calibration's time on a 320×320 detector).
+  std::vector<eulernpu::host::Tensor> recycled;
+  size_t recycled_next = 0;  // where the next output's name is looked for first
 };
 
 struct enp_support_report_t {

@@ -129,13 +129,8 @@ AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& 
   a.samples = measured.size();
   // The float outputs do not change across rounds: run once.
   const auto want = graph_outputs(reference, options, result.float_at_batch_one, measured);
-  // Every round records the same float32 values (one float model, one
-  // sample set): the rounds keep one set of them, in `result`, which the
-  // accuracy report reads after the last round. A round's set is freed
-  // before the next one records its own, and no Best copies it.
   auto requantize = [&] {
     request.quantizer_options = config.to_options();
-    result.float_values = {};
     result = quantize_model(optimized, source, request);
   };
   auto measure_round = [&](size_t kept) {
@@ -204,9 +199,7 @@ AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& 
     requantize();
     if (measure_round(a.kept.size())) {
       hi = k;
-      std::vector<std::vector<Tensor>> values = std::move(result.float_values);
       best = Best{result, config.layers, a.kept, a.sqnr_db};
-      result.float_values = std::move(values);
     } else {
       lo = k;
     }
@@ -223,9 +216,7 @@ AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& 
     a.sqnr_db = best->sqnr_db;
     a.kept = std::move(best->kept);
     config.layers = std::move(best->layers);
-    std::vector<std::vector<Tensor>> values = std::move(result.float_values);
     result = std::move(best->result);
-    result.float_values = std::move(values);
   }
   return a;
 }

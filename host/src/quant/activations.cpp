@@ -54,10 +54,11 @@ ActivationRecorder::ActivationRecorder(const LoadedPlugin& backend, const onnx::
           Artifact::from_files(lower(backend_, exposing_all(model, with_int8, names_), options_))),
       session_(std::make_unique<BackendSession>(backend_, artifact_, options_)) {}
 
-std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs) const {
+std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs,
+                                               std::vector<Tensor> recycled) const {
   // The outputs are moved out, the inputs copied: a model's activations
   // are many times its inputs, and each copy was a pass over all of them.
-  std::vector<Tensor> outputs = session_->run(inputs);
+  std::vector<Tensor> outputs = session_->run(inputs, nullptr, std::move(recycled));
   std::map<std::string, Tensor*> produced;
   for (Tensor& t : outputs) produced[t.name] = &t;
   std::map<std::string, const Tensor*> given;

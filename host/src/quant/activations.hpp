@@ -32,8 +32,12 @@ class ActivationRecorder {
   const std::vector<std::string>& names() const { return names_; }
 
   // One tensor per names() entry for one sample (the model's inputs).
-  // Not thread-safe: the runs share the session.
-  std::vector<Tensor> record(const std::vector<Tensor>& inputs) const;
+  // `recycled`: an earlier record()'s values, whose buffers this one fills
+  // (a model's values are many times its inputs; fresh buffers for each
+  // sample faulted in every page). Not thread-safe: the runs share the
+  // session.
+  std::vector<Tensor> record(const std::vector<Tensor>& inputs,
+                             std::vector<Tensor> recycled = {}) const;
 
  private:
   const LoadedPlugin& backend_;

@@ -15,11 +15,6 @@ namespace eulernpu::host {
 
 namespace {
 
-// Recorded values of every sample are kept for the later passes and the
-// accuracy report when they fit in this many bytes; beyond it each pass
-// records them again (same bytes, more time).
-constexpr uint64_t kValueCacheBytes = 1ull << 30;
-
 std::vector<CalibInput> calib_inputs(const onnx::ModelProto& model) {
   std::set<std::string> weights;
   for (const auto& t : model.graph().initializer()) weights.insert(t.name());
@@ -127,8 +122,9 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
       load_calibration_data(request.calib_path, calib_inputs(result.float_at_batch_one), copts);
   const auto& samples = result.calibration.samples;
 
-  const ActivationRecorder recorder(*request.reference, result.float_at_batch_one,
-                                    request.reference_options);
+  result.float_recorder = std::make_shared<const ActivationRecorder>(
+      *request.reference, result.float_at_batch_one, request.reference_options);
+  const ActivationRecorder& recorder = *result.float_recorder;
 
   GraphViewStorage view(float_model);
   std::vector<enp_kv_t> kv;
@@ -144,37 +140,19 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
                         " calibration passes",
                     "report this to the plugin's author");
   }
-  std::vector<std::vector<Tensor>> cache;
-  uint64_t cached_bytes = 0;
-  bool caching = true;
+  // Each pass records every sample again, into one set of buffers: a run
+  // and a copy into memory already mapped cost less than keeping every
+  // sample's values, whose fresh pages cost more than the run itself
+  // (docs/performance.md, calibration).
+  std::vector<Tensor> values;
   for (uint32_t pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < samples.size(); ++i) {
-      std::vector<Tensor> recorded;
-      const std::vector<Tensor>* values = nullptr;
-      if (pass > 0 && i < cache.size()) {
-        values = &cache[i];
-      } else {
-        recorded = recorder.record(samples[i]);
-        values = &recorded;
-      }
-      const std::vector<enp_tensor_t> views = tensor_views(*values);
+      values = recorder.record(samples[i], std::move(values));
+      const std::vector<enp_tensor_t> views = tensor_views(values);
       call_plugin(plugin.name, "session_observe",
                   [&] { return q.session_observe(session.s, pass, views.data(), views.size()); });
-      if (pass == 0 && caching) {
-        for (const Tensor& t : recorded) cached_bytes += t.data.size();
-        if (cached_bytes <= kValueCacheBytes) {
-          cache.push_back(std::move(recorded));
-        } else {
-          caching = false;
-          cache.clear();
-        }
-      }
       if (request.progress) request.progress(pass, passes, i + 1, samples.size());
     }
-  }
-  if (caching && cache.size() == samples.size()) {
-    result.float_values = std::move(cache);
-    result.float_value_names = recorder.names();
   }
   enp_graph_builder_t builder;
   call_plugin(plugin.name, "session_finish", [&] { return q.session_finish(session.s, &builder); });

@@ -5,12 +5,14 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "plugins/backend_calls.hpp"
 #include "plugins/plugin_registry.hpp"
+#include "quant/activations.hpp"
 #include "quant/calib_data.hpp"
 
 namespace eulernpu::host {
@@ -30,12 +32,10 @@ struct QuantizeResult {
   onnx::ModelProto model;  // finalized; shapes as the float model's
   CalibSet calibration;    // the samples (at batch 1), files and their sha256
   onnx::ModelProto float_at_batch_one;
-  // Every sample's float32 values as calibration recorded them on
-  // float_at_batch_one (an ActivationRecorder's names() order), when they
-  // fit the cache; else empty. The accuracy report reads them instead of
-  // running the float model again.
-  std::vector<std::vector<Tensor>> float_values;
-  std::vector<std::string> float_value_names;  // the names of each float_values entry
+  // The recorder calibration ran float_at_batch_one with: the accuracy
+  // report records the float32 values with it again rather than lowering
+  // the model once more.
+  std::shared_ptr<const ActivationRecorder> float_recorder;
 };
 
 // `float_model` is finalized. Throws UserError for calibration data that

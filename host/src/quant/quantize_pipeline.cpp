@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -32,8 +33,7 @@ struct Recorded {
 void measure(const LoadedPlugin& reference, const KeyValues& options,
              const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
              const std::string& source, const CalibSet& calibration,
-             const std::vector<std::vector<Tensor>>& float_values,
-             const std::vector<std::string>& float_value_names, size_t sensitivity_samples,
+             const ActivationRecorder* float_recorder, size_t sensitivity_samples,
              QuantReport& report) {
   nlohmann::json meta;
   for (const auto& kv : quantized.metadata_props()) {
@@ -68,30 +68,34 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
     report.set_rounding(r->value("method", "nearest"), std::move(layers));
   }
   report.set_samples(calibration.samples.size());
-  // The float32 values calibration kept (recorded on this model, in a
-  // recorder's order), else a run per sample.
-  const bool kept = float_values.size() == calibration.samples.size();
-  std::optional<ActivationRecorder> floats;
-  if (!kept) floats.emplace(reference, float_model, options);
-  const std::vector<std::string>& float_names = kept ? float_value_names : floats->names();
+  // The recorder calibration ran the float model with (else one of this
+  // model), and one of the int8 model: both record each sample into the
+  // last sample's buffers.
+  std::optional<ActivationRecorder> own;
+  if (!float_recorder) float_recorder = &own.emplace(reference, float_model, options);
   const ActivationRecorder ints(reference, at_batch_one(quantized, source + " (quantized)"),
                                 options, true);
-  for (size_t s = 0; s < calibration.samples.size(); ++s) {
-    const auto& sample = calibration.samples[s];
-    std::vector<Tensor> run;
-    if (!kept) run = floats->record(sample);
-    const std::vector<Tensor>& f = kept ? float_values[s] : run;
-    std::map<std::string, const Tensor*> by_name;
-    for (size_t i = 0; i < f.size() && i < float_names.size(); ++i)
-      by_name.emplace(float_names[i], &f[i]);
-    std::map<std::string, Tensor> q_by_name;
-    auto q = ints.record(sample);
-    for (size_t i = 0; i < q.size(); ++i) q_by_name.emplace(ints.names()[i], std::move(q[i]));
+  // Each value's position in both recordings (the names do not change).
+  auto positions = [](const std::vector<std::string>& names) {
+    std::map<std::string, size_t> at;
+    for (size_t i = 0; i < names.size(); ++i) at.emplace(names[i], i);
+    return at;
+  };
+  const auto float_at = positions(float_recorder->names());
+  const auto int8_at = positions(ints.names());
+  std::vector<std::pair<size_t, size_t>> pairs(values.size(), {SIZE_MAX, SIZE_MAX});
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto fi = float_at.find(values[i].float_name);
+    const auto qi = int8_at.find(values[i].int8);
+    if (fi != float_at.end() && qi != int8_at.end()) pairs[i] = {fi->second, qi->second};
+  }
+  std::vector<Tensor> f, q;
+  for (const auto& sample : calibration.samples) {
+    f = float_recorder->record(sample, std::move(f));
+    q = ints.record(sample, std::move(q));
     for (size_t i = 0; i < values.size(); ++i) {
-      const auto fi = by_name.find(values[i].float_name);
-      const auto qi = q_by_name.find(values[i].int8);
-      if (fi == by_name.end() || qi == q_by_name.end()) continue;
-      report.observe(i, *fi->second, qi->second);
+      const auto [fi, qi] = pairs[i];
+      if (fi < f.size() && qi < q.size()) report.observe(i, f[fi], q[qi]);
     }
   }
   // Sensitivity: each value quantized alone, on the first samples (each
@@ -192,7 +196,7 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   report.set_macs(macs.int8, macs.float_macs);
   if (accuracy) report.set_accuracy(*accuracy);
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
-          source, result.calibration, result.float_values, result.float_value_names,
+          source, result.calibration, result.float_recorder.get(),
           static_cast<size_t>(sensitivity_samples), report);
   if (options.report) report.write_json(*options.report);
 
