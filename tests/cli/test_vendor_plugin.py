@@ -126,7 +126,7 @@ class VendorPluginTest(CliTestCase):
 
     def test_plugins_lists_acme_npu(self):
         r = self.installed_ok("plugins")
-        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.2\.0\s+1\.7\s+\S*" +
+        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.2\.0\s+1\.8\s+\S*" +
                          re.escape(PLUGIN_FILE) + "$")
         j = json.loads(self.installed_ok("plugins", "--json").stdout)
         acme = [p for p in j["plugins"] if p["name"] == "acme_npu"]

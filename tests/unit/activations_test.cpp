@@ -20,15 +20,31 @@ float at(const Tensor& t, size_t i) {
   return v;
 }
 
-TEST(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
-  const std::filesystem::path digits =
+// The digits MLP lowered for recording on cpu_ref, and its held-out inputs.
+class ActivationsTest : public ::testing::Test {
+ protected:
+  static ImportedModel mlp(const PluginRegistry& registry) {
+    ImportOptions options;
+    options.options = {{"input_shape.input", "1,1,8,8"}};
+    return import_model(registry, digits / "mlp.onnx", options);
+  }
+  // Held-out sample k as the model's input.
+  Tensor sample(size_t k) const {
+    Tensor t{"input", DType::kFloat32, {1, 1, 8, 8}, {}};
+    t.data.assign(inputs.data.begin() + static_cast<long>(64 * 4 * k),
+                  inputs.data.begin() + static_cast<long>(64 * 4 * (k + 1)));
+    return t;
+  }
+
+  static inline const std::filesystem::path digits =
       std::filesystem::path(EULERNPU_TEST_SOURCE_DIR) / "examples" / "digits";
   const PluginRegistry registry = PluginRegistry::discover({EULERNPU_TEST_PLUGIN_DIR}, "", "");
-  ImportOptions options;
-  options.options = {{"input_shape.input", "1,1,8,8"}};
-  ImportedModel m = import_model(registry, digits / "mlp.onnx", options);
-  const ActivationRecorder recorder(registry.backend("cpu_ref"), m.model, {});
+  const ImportedModel m = mlp(registry);
+  const ActivationRecorder recorder{registry.backend("cpu_ref"), m.model, {}};
+  const Tensor inputs = read_npz(digits / "test_inputs.npz").at(0);
+};
 
+TEST_F(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
   // The input first, then each node's float output in order, logits last.
   const auto& names = recorder.names();
   ASSERT_GE(names.size(), 4u);
@@ -37,13 +53,10 @@ TEST(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
   EXPECT_EQ(names.size(), static_cast<size_t>(m.model.graph().node_size()) + 1);
 
   // First held-out sample: its recorded logits are numpy's.
-  const Tensor inputs = read_npz(digits / "test_inputs.npz").at(0);
   const Tensor reference = read_npz(digits / "fp32_logits_mlp.npz").at(0);
-  Tensor sample{"input", DType::kFloat32, {1, 1, 8, 8}, {}};
-  sample.data.assign(inputs.data.begin(), inputs.data.begin() + 64 * 4);
-  const std::vector<Tensor> values = recorder.record({sample});
+  const std::vector<Tensor> values = recorder.record({sample(0)});
   ASSERT_EQ(values.size(), names.size());
-  EXPECT_EQ(values.front().data, sample.data);
+  EXPECT_EQ(values.front().data, sample(0).data);
   const Tensor& logits = values.back();
   ASSERT_EQ(logits.shape, (std::vector<int64_t>{1, 10}));
   for (size_t i = 0; i < 10; ++i) {
@@ -56,24 +69,10 @@ TEST(ActivationsTest, RecordsEveryFloatValueOfTheDigitsMlp) {
     }
   }
   // Recording is deterministic.
-  EXPECT_EQ(recorder.record({sample})[names.size() - 2].data, values[names.size() - 2].data);
+  EXPECT_EQ(recorder.record({sample(0)})[names.size() - 2].data, values[names.size() - 2].data);
 }
 
-TEST(ActivationsTest, RecordingIntoAnEarlierSamplesBuffersGivesTheNewSamplesValues) {
-  const std::filesystem::path digits =
-      std::filesystem::path(EULERNPU_TEST_SOURCE_DIR) / "examples" / "digits";
-  const PluginRegistry registry = PluginRegistry::discover({EULERNPU_TEST_PLUGIN_DIR}, "", "");
-  ImportOptions options;
-  options.options = {{"input_shape.input", "1,1,8,8"}};
-  ImportedModel m = import_model(registry, digits / "mlp.onnx", options);
-  const ActivationRecorder recorder(registry.backend("cpu_ref"), m.model, {});
-  const Tensor inputs = read_npz(digits / "test_inputs.npz").at(0);
-  auto sample = [&](size_t k) {
-    Tensor t{"input", DType::kFloat32, {1, 1, 8, 8}, {}};
-    t.data.assign(inputs.data.begin() + static_cast<long>(64 * 4 * k),
-                  inputs.data.begin() + static_cast<long>(64 * 4 * (k + 1)));
-    return t;
-  };
+TEST_F(ActivationsTest, RecordingIntoAnEarlierSamplesBuffersGivesTheNewSamplesValues) {
   const std::vector<Tensor> fresh0 = recorder.record({sample(0)});
   const std::vector<Tensor> fresh1 = recorder.record({sample(1)});
   // Sample 1 recorded into sample 0's buffers: sample 1's bytes (none of
@@ -93,6 +92,27 @@ TEST(ActivationsTest, RecordingIntoAnEarlierSamplesBuffersGivesTheNewSamplesValu
     }
   }
   EXPECT_NE(fresh0.back().data, fresh1.back().data);  // the samples differ
+}
+
+TEST_F(ActivationsTest, ViewsReadCpuRefsOutputsInPlaceWithRecordsBytes) {
+  ActivationRecorder::Views views;
+  for (size_t k = 0; k < 2; ++k) {
+    const std::vector<Tensor> given{sample(k)};  // the views of inputs point into it
+    const std::vector<Tensor> copied = recorder.record(given);
+    recorder.view(given, views);
+    // cpu_ref keeps every computed value in its session's arena (ABI 1.8):
+    // nothing copied, and each view has the copy's name, shape and bytes.
+    EXPECT_TRUE(views.storage.copied.empty());
+    EXPECT_EQ(views.storage.lasting.size(), recorder.names().size() - 1);
+    ASSERT_EQ(views.values.size(), copied.size());
+    for (size_t i = 0; i < copied.size(); ++i) {
+      const enp_tensor_t& v = views.values[i];
+      EXPECT_EQ(std::string(v.name), copied[i].name);
+      EXPECT_EQ(std::vector<int64_t>(v.dims, v.dims + v.rank), copied[i].shape);
+      ASSERT_EQ(v.size_bytes, copied[i].data.size());
+      EXPECT_EQ(std::memcmp(v.data, copied[i].data.data(), v.size_bytes), 0) << copied[i].name;
+    }
+  }
 }
 
 }  // namespace

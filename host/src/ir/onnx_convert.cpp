@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "eulernpu/sdk/huge_pages.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
 
 namespace eulernpu::host {
@@ -371,6 +372,18 @@ Tensor copy_tensor(const enp_tensor_t& t, const std::string& what) {
 }
 
 void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& out) {
+  describe_tensor(t, what, out);
+  const auto* p = static_cast<const uint8_t*>(t.data);
+  if (out.data.capacity() < t.size_bytes) {
+    // A fresh buffer: advised before its first write.
+    out.data = {};
+    out.data.reserve(t.size_bytes);
+    sdk::advise_huge_pages(out.data.data(), t.size_bytes);
+  }
+  out.data.assign(p, p + t.size_bytes);
+}
+
+void describe_tensor(const enp_tensor_t& t, const std::string& what, Tensor& out) {
   auto bad = [&](const std::string& why) {
     return UserError("plugin returned invalid data",
                      what + " '" + std::string(safe(t.name)) + "': " + why,
@@ -397,8 +410,6 @@ void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& ou
     throw bad("holds " + std::to_string(t.size_bytes) + " bytes, shape " + shape_string(out.shape) +
               " needs " + std::to_string(count * width));
   }
-  const auto* p = static_cast<const uint8_t*>(t.data);
-  out.data.assign(p, p + t.size_bytes);
 }
 
 }  // namespace eulernpu::host

@@ -29,6 +29,9 @@ Tensor copy_tensor(const enp_tensor_t& t, const std::string& what);
 // The same into `out`, whose buffer is reused where it is large enough (a
 // run's outputs copied into the last run's memory fault no page in).
 void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& out);
+// Checks a plugin-provided tensor and sets `out`'s name, dtype and shape
+// from it; `out.data` is left as it is.
+void describe_tensor(const enp_tensor_t& t, const std::string& what, Tensor& out);
 
 // Reads an initializer or tensor attribute into an owning Tensor, whichever
 // field of TensorProto holds its data.

@@ -181,6 +181,23 @@ std::vector<Tensor> BackendSession::run(const std::vector<Tensor>& inputs, std::
   return std::move(outputs.tensors);
 }
 
+void BackendSession::run_in_place(const std::vector<Tensor>& inputs, InPlaceOutputs& out) {
+  out.lasting.clear();
+  if (!session_) {
+    out.copied = run_artifact(backend_, artifact_, options_, inputs);
+    return;
+  }
+  const std::vector<enp_tensor_t> views = tensor_views(inputs);
+  enp_tensor_list_t outputs;
+  outputs.read_in_place = true;
+  outputs.recycled = std::move(out.copied);
+  call_plugin(backend_.name, "run", [&] {
+    return backend_.backend().session_run(session_, views.data(), views.size(), &outputs);
+  });
+  out.copied = std::move(outputs.tensors);
+  out.lasting = std::move(outputs.lasting);
+}
+
 FileSet export_bundle(const LoadedPlugin& backend, const Artifact& artifact,
                       const KeyValues& options) {
   const enp_backend_v1_t& table = backend.backend();

@@ -71,6 +71,15 @@ class BackendSession {
   // of the same names fill (taken; what is left over is freed).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::string* report = nullptr,
                           std::vector<Tensor> recycled = {});
+  // A run whose outputs the caller reads before this session runs again:
+  // those the backend keeps in its own memory (ABI 1.8) come back as views
+  // into it (`lasting`), the others as copies (`copied`, into the buffers
+  // `copied` held from an earlier run).
+  struct InPlaceOutputs {
+    std::vector<Tensor> copied;
+    std::vector<LastingTensor> lasting;
+  };
+  void run_in_place(const std::vector<Tensor>& inputs, InPlaceOutputs& out);
   // Whether the backend keeps a session (false: every run loads again).
   bool native() const { return session_ != nullptr; }
 

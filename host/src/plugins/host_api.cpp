@@ -230,6 +230,19 @@ enp_status_t* artifact_read_tensors(enp_artifact_reader_t* r, const char* path,
   });
 }
 
+void require_new_output(const enp_tensor_list_t& l, const std::string& name) {
+  auto twice = [&] {
+    return UserError("plugin returned invalid data", "output tensor '" + name + "' returned twice",
+                     "report this to the plugin's author");
+  };
+  for (const Tensor& existing : l.tensors) {
+    if (existing.name == name) throw twice();
+  }
+  for (const LastingTensor& existing : l.lasting) {
+    if (existing.name == name) throw twice();
+  }
+}
+
 enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
   return sink([&] {
     need(l, "output list");
@@ -251,14 +264,22 @@ enp_status_t* tensor_list_add(enp_tensor_list_t* l, const enp_tensor_t* t) {
       break;
     }
     copy_tensor_into(*t, "output tensor", copy);
-    for (const Tensor& existing : l->tensors) {
-      if (existing.name == copy.name) {
-        throw UserError("plugin returned invalid data",
-                        "output tensor '" + copy.name + "' returned twice",
-                        "report this to the plugin's author");
-      }
-    }
+    require_new_output(*l, copy.name);
     l->tensors.push_back(std::move(copy));
+  });
+}
+
+enp_status_t* tensor_list_add_lasting(enp_tensor_list_t* l, const enp_tensor_t* t) {
+  if (l && !l->read_in_place) return tensor_list_add(l, t);
+  return sink([&] {
+    need(l, "output list");
+    need(t, "output tensor");
+
+    Tensor described;
+    describe_tensor(*t, "output tensor", described);
+    require_new_output(*l, described.name);
+    l->lasting.push_back(LastingTensor{std::move(described.name), described.dtype,
+                                       std::move(described.shape), t->data, t->size_bytes});
   });
 }
 
@@ -386,7 +407,8 @@ const enp_host_api_t* host_api() {
                                   &plugin_search_path,
                                   &run_report,
                                   &artifact_set_summary,
-                                  &support_report_plan};
+                                  &support_report_plan,
+                                  &tensor_list_add_lasting};
   return &api;
 }
 

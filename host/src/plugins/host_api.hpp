@@ -49,8 +49,25 @@ struct enp_artifact_reader_t {
   std::map<std::string, TensorList> tensor_lists;
 };
 
+namespace eulernpu::host {
+// An output a session run left in the backend's memory (ABI 1.8
+// tensor_list_add_lasting): valid until the session's next run or close.
+struct LastingTensor {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+  uint64_t size_bytes = 0;
+};
+}  // namespace eulernpu::host
+
 struct enp_tensor_list_t {
   std::vector<eulernpu::host::Tensor> tensors;
+  // Set by the host for a run whose outputs it reads before the session
+  // runs again: tensor_list_add_lasting then keeps a view in `lasting`
+  // instead of a copy in `tensors`.
+  bool read_in_place = false;
+  std::vector<eulernpu::host::LastingTensor> lasting;
   std::string report;  // JSON a backend attached to the run, if any
   // An earlier run's tensors, whose buffers an output of the same name is
   // copied into: a session run per calibration sample then writes memory

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -84,6 +85,33 @@ std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs
     values.push_back(*source);
   }
   return values;
+}
+
+void ActivationRecorder::view(const std::vector<Tensor>& inputs, Views& out) const {
+  session_->run_in_place(inputs, out.storage);
+  // abi.h: NULL dims with rank 0 means "shape unknown".
+  static const int64_t kScalarDims = 0;
+  // Produced values first, then the given inputs, as record() takes them.
+  std::map<std::string_view, enp_tensor_t> found;
+  for (const LastingTensor& t : out.storage.lasting) {
+    found.emplace(t.name, enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
+                                       static_cast<uint32_t>(t.shape.size()),
+                                       t.shape.empty() ? &kScalarDims : t.shape.data(), t.data,
+                                       t.size_bytes});
+  }
+  for (const enp_tensor_t& v : tensor_views(out.storage.copied)) found.emplace(v.name, v);
+  for (const enp_tensor_t& v : tensor_views(inputs)) found.emplace(v.name, v);
+  out.values.clear();
+  out.values.reserve(names_.size());
+  for (const std::string& name : names_) {
+    const auto it = found.find(name);
+    if (it == found.end()) {
+      throw UserError("plugin returned invalid data",
+                      backend_.name + " returned no value for '" + name + "'",
+                      "report this to the plugin's author");
+    }
+    out.values.push_back(it->second);
+  }
 }
 
 }  // namespace eulernpu::host

@@ -39,6 +39,17 @@ class ActivationRecorder {
   std::vector<Tensor> record(const std::vector<Tensor>& inputs,
                              std::vector<Tensor> recycled = {}) const;
 
+  // One sample's values as views, in names() order, without copies where
+  // the backend keeps them in its own memory (ABI 1.8; cpu_ref does):
+  // valid until this recorder runs again, and while `inputs` and `out`
+  // live. What the backend copies, `out` holds (in its buffers of the
+  // last call).
+  struct Views {
+    std::vector<enp_tensor_t> values;
+    BackendSession::InPlaceOutputs storage;
+  };
+  void view(const std::vector<Tensor>& inputs, Views& out) const;
+
  private:
   const LoadedPlugin& backend_;
   KeyValues options_;

@@ -88,6 +88,51 @@ size_t QuantReport::add_value(QuantizedValue value) {
 
 void QuantReport::add_float32_node(Float32Node node) { float32_nodes_.push_back(std::move(node)); }
 
+namespace {
+
+// Sums in kLanes interleaved partial sums, added up in a fixed order by the
+// caller: one chain of float64 additions waited on itself at every element
+// (a seventh of a calibrating compile's time). No multiply and add are
+// contracted into one rounding (the file is built with -ffp-contract=off),
+// so the sums have the same bits on every machine.
+constexpr size_t kLanes = 8;
+struct LaneSums {
+  double f2[kLanes]{}, noise2[kLanes]{}, f_dq[kLanes]{}, dq2[kLanes]{}, max_abs[kLanes]{};
+  uint64_t skipped[kLanes]{}, nan[kLanes]{};
+};
+
+// One element into lane k.
+[[gnu::always_inline]] inline void add_element(LaneSums& s, size_t k, double f, int8_t code,
+                                               double scale, double zero) {
+  // A float32 model that produces NaN or inf has no meaningful error to
+  // measure there: it is counted, and left out of the sums.
+  const bool finite = std::fabs(f) <= std::numeric_limits<double>::max();
+  const double dq = scale * (static_cast<double>(code) - zero);
+  const double fz = finite ? f : 0.0;
+  const double dqz = finite ? dq : 0.0;
+  const double e = fz - dqz;
+  const double abs_e = std::fabs(e);
+  s.f2[k] += fz * fz;
+  s.noise2[k] += e * e;
+  s.f_dq[k] += fz * dqz;
+  s.dq2[k] += dqz * dqz;
+  s.max_abs[k] = abs_e > s.max_abs[k] ? abs_e : s.max_abs[k];
+  s.skipped[k] += finite ? 0 : 1;
+  s.nan[k] += abs_e == abs_e ? 0 : 1;  // a NaN scale: kept as the maximum
+}
+
+void accumulate(const float* reference, const int8_t* quantized, size_t n, double scale,
+                double zero, LaneSums& s) {
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t k = 0; k < kLanes; ++k)
+      add_element(s, k, reference[i + k], quantized[i + k], scale, zero);
+  }
+  for (size_t k = 0; i < n; ++i, ++k) add_element(s, k, reference[i], quantized[i], scale, zero);
+}
+
+}  // namespace
+
 void QuantReport::observe(size_t index, std::span<const float> reference,
                           std::span<const int8_t> quantized) {
   if (index >= layers_.size()) {
@@ -99,48 +144,20 @@ void QuantReport::observe(size_t index, std::span<const float> reference,
                                 std::to_string(reference.size()) + " float32 and " +
                                 std::to_string(quantized.size()) + " int8 elements");
   }
-  const double scale = l.value.scale;
-  const double zero = l.value.zero_point;
-  // Sums in kLanes interleaved partial sums, added up in a fixed order at
-  // the end: one chain of float64 additions waited on itself at every
-  // element (a seventh of a calibrating compile's time). The same inputs
-  // give the same bits on every machine.
-  constexpr size_t kLanes = 8;
-  double f2[kLanes]{}, noise2[kLanes]{}, f_dq[kLanes]{}, dq2[kLanes]{}, max_abs[kLanes]{};
-  uint64_t skipped[kLanes]{}, nan[kLanes]{};
-  auto lane = [&](size_t k, double f, int8_t code) {
-    // A float32 model that produces NaN or inf has no meaningful error to
-    // measure there: it is counted, and left out of the sums.
-    const bool finite = std::fabs(f) <= std::numeric_limits<double>::max();
-    const double dq = scale * (static_cast<double>(code) - zero);
-    const double fz = finite ? f : 0.0;
-    const double dqz = finite ? dq : 0.0;
-    const double e = fz - dqz;
-    const double abs_e = std::fabs(e);
-    f2[k] += fz * fz;
-    noise2[k] += e * e;
-    f_dq[k] += fz * dqz;
-    dq2[k] += dqz * dqz;
-    max_abs[k] = abs_e > max_abs[k] ? abs_e : max_abs[k];
-    skipped[k] += finite ? 0 : 1;
-    nan[k] += abs_e == abs_e ? 0 : 1;  // a NaN scale: kept as the maximum
-  };
+  LaneSums sums;
+  accumulate(reference.data(), quantized.data(), reference.size(), l.value.scale,
+             l.value.zero_point, sums);
   const size_t n = reference.size();
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (size_t k = 0; k < kLanes; ++k) lane(k, reference[i + k], quantized[i + k]);
-  }
-  for (size_t k = 0; i < n; ++i, ++k) lane(k, reference[i], quantized[i]);
   uint64_t skipped_total = 0;
   bool any_nan = std::isnan(l.max_abs_error);
   for (size_t k = 0; k < kLanes; ++k) {
-    l.sum_f2 += f2[k];
-    l.sum_noise2 += noise2[k];
-    l.sum_f_dq += f_dq[k];
-    l.sum_dq2 += dq2[k];
-    l.max_abs_error = std::max(l.max_abs_error, max_abs[k]);
-    skipped_total += skipped[k];
-    any_nan = any_nan || nan[k] != 0;
+    l.sum_f2 += sums.f2[k];
+    l.sum_noise2 += sums.noise2[k];
+    l.sum_f_dq += sums.f_dq[k];
+    l.sum_dq2 += sums.dq2[k];
+    l.max_abs_error = std::max(l.max_abs_error, sums.max_abs[k]);
+    skipped_total += sums.skipped[k];
+    any_nan = any_nan || sums.nan[k] != 0;
   }
   if (any_nan) l.max_abs_error = std::numeric_limits<double>::quiet_NaN();
   l.skipped += skipped_total;
@@ -149,31 +166,45 @@ void QuantReport::observe(size_t index, std::span<const float> reference,
 }
 
 void QuantReport::observe(size_t index, const Tensor& reference, const Tensor& quantized) {
+  const enp_tensor_t view{reference.name.c_str(),
+                          static_cast<int32_t>(reference.dtype),
+                          static_cast<uint32_t>(reference.shape.size()),
+                          reference.shape.data(),
+                          reference.data.data(),
+                          reference.data.size()};
+  observe(index, view, quantized);
+}
+
+void QuantReport::observe(size_t index, const enp_tensor_t& reference, const Tensor& quantized) {
   const std::string name = index < layers_.size() ? layers_[index].value.name : "?";
-  if (reference.dtype != DType::kFloat32 || quantized.dtype != DType::kInt8) {
+  const auto dtype = static_cast<DType>(reference.dtype);
+  if (dtype != DType::kFloat32 || quantized.dtype != DType::kInt8) {
     throw std::invalid_argument("quant report: '" + name + "' needs a float32 reference and int8 " +
-                                "codes, got " + dtype_name(reference.dtype) + " and " +
+                                "codes, got " + dtype_name(dtype) + " and " +
                                 dtype_name(quantized.dtype));
   }
-  if (reference.shape != quantized.shape) {
+  const std::vector<int64_t> shape =
+      reference.dims ? std::vector<int64_t>(reference.dims, reference.dims + reference.rank)
+                     : std::vector<int64_t>{};
+  if (shape != quantized.shape) {
     throw std::invalid_argument("quant report: '" + name + "' has float32 shape " +
-                                shape_string(reference.shape) + " but int8 shape " +
+                                shape_string(shape) + " but int8 shape " +
                                 shape_string(quantized.shape));
   }
-  const uint64_t n = reference.element_count();
-  if (reference.data.size() != n * 4 || quantized.data.size() != n) {
+  const uint64_t n = quantized.element_count();
+  if (reference.size_bytes != n * 4 || quantized.data.size() != n || (n > 0 && !reference.data)) {
     throw std::invalid_argument("quant report: '" + name + "' holds the wrong number of bytes");
   }
-  // The byte buffer has no float alignment guarantee: read it in place
-  // where it is aligned (the allocator's buffers are), else copy.
+  // The bytes have no float alignment guarantee: read them in place where
+  // they are aligned (allocators' and arenas' buffers are), else copy.
   const auto* q = reinterpret_cast<const int8_t*>(quantized.data.data());
-  if (reinterpret_cast<uintptr_t>(reference.data.data()) % alignof(float) == 0) {
-    observe(index, std::span<const float>(reinterpret_cast<const float*>(reference.data.data()), n),
+  if (reinterpret_cast<uintptr_t>(reference.data) % alignof(float) == 0) {
+    observe(index, std::span<const float>(static_cast<const float*>(reference.data), n),
             std::span<const int8_t>(q, n));
     return;
   }
   std::vector<float> f(n);
-  if (n != 0) std::memcpy(f.data(), reference.data.data(), n * 4);
+  if (n != 0) std::memcpy(f.data(), reference.data, n * 4);
   observe(index, f, std::span<const int8_t>(q, n));
 }
 

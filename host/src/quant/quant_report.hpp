@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "eulernpu/sdk/abi.h"
 #include "ir/optimize.hpp"
 #include "quant/accuracy_target.hpp"
 
@@ -99,6 +100,8 @@ class QuantReport {
   void observe(size_t index, std::span<const float> reference, std::span<const int8_t> quantized);
   // The same for tensors; they must be float32 and int8 of one shape.
   void observe(size_t index, const Tensor& reference, const Tensor& quantized);
+  // The same with the reference a view (a backend's memory, read in place).
+  void observe(size_t index, const enp_tensor_t& reference, const Tensor& quantized);
 
   // Value `index`'s output_sqnr_db (see LayerError).
   void set_output_sqnr(size_t index, double db);

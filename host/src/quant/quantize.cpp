@@ -140,17 +140,17 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
                         " calibration passes",
                     "report this to the plugin's author");
   }
-  // Each pass records every sample again, into one set of buffers: a run
-  // and a copy into memory already mapped cost less than keeping every
-  // sample's values, whose fresh pages cost more than the run itself
-  // (docs/performance.md, calibration).
-  std::vector<Tensor> values;
+  // Each pass runs every sample again and the quantizer reads the values
+  // where the backend computed them: a run costs less than keeping every
+  // sample's values, whose fresh pages cost more than the run itself, and
+  // than copying them out (docs/performance.md, calibration).
+  ActivationRecorder::Views values;
   for (uint32_t pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < samples.size(); ++i) {
-      values = recorder.record(samples[i], std::move(values));
-      const std::vector<enp_tensor_t> views = tensor_views(values);
-      call_plugin(plugin.name, "session_observe",
-                  [&] { return q.session_observe(session.s, pass, views.data(), views.size()); });
+      recorder.view(samples[i], values);
+      call_plugin(plugin.name, "session_observe", [&] {
+        return q.session_observe(session.s, pass, values.values.data(), values.values.size());
+      });
       if (request.progress) request.progress(pass, passes, i + 1, samples.size());
     }
   }

@@ -89,13 +89,16 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
     const auto qi = int8_at.find(values[i].int8);
     if (fi != float_at.end() && qi != int8_at.end()) pairs[i] = {fi->second, qi->second};
   }
-  std::vector<Tensor> f, q;
+  ActivationRecorder::Views f;
+  std::vector<Tensor> q;
   for (const auto& sample : calibration.samples) {
-    f = float_recorder->record(sample, std::move(f));
+    // The float32 values read in place; the int8 ones (a quarter of the
+    // bytes) copied, since the two recorders' runs alternate.
+    float_recorder->view(sample, f);
     q = ints.record(sample, std::move(q));
     for (size_t i = 0; i < values.size(); ++i) {
       const auto [fi, qi] = pairs[i];
-      if (fi < f.size() && qi < q.size()) report.observe(i, f[fi], q[qi]);
+      if (fi < f.values.size() && qi < q.size()) report.observe(i, f.values[fi], q[qi]);
     }
   }
   // Sensitivity: each value quantized alone, on the first samples (each

@@ -13,6 +13,7 @@
 #include "elementwise_chain.hpp"
 #include "eulernpu/kit/arena.hpp"
 #include "eulernpu/kit/errors.hpp"
+#include "eulernpu/sdk/huge_pages.hpp"
 #include "eulernpu/sdk/lowbit.hpp"
 
 namespace eulernpu::kit {
@@ -101,6 +102,7 @@ PreparedGraph::PreparedGraph(const LoweredArtifact& lowered, std::span<const enp
   st.base = st.arena.get() +
             (kArenaAlignment - reinterpret_cast<uintptr_t>(st.arena.get()) % kArenaAlignment) %
                 kArenaAlignment;
+  sdk::advise_huge_pages(st.base, st.arena_bytes);
   for (const PlannedBuffer& b : lowered.plan.buffers) {
     const TensorDecl& t = tensors.at(b.tensor);
     st.buffers[b.tensor] = Buffer{t.dtype, t.shape, st.base + b.offset};
@@ -306,6 +308,13 @@ void PreparedGraph::run(std::span<const enp_tensor_t> inputs, const OutputFn& ou
   }
 
   for (const std::string& key : g.outputs) output(key, st.buffers.at(key));
+}
+
+bool PreparedGraph::in_arena(const void* p, size_t bytes) const {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const auto base = reinterpret_cast<uintptr_t>(state_->base);
+  return p != nullptr && at >= base && bytes <= state_->arena_bytes &&
+         at - base <= state_->arena_bytes - bytes;
 }
 
 void execute(const LoweredArtifact& lowered, std::span<const enp_tensor_t> weights,

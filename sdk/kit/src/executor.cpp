@@ -17,13 +17,20 @@ int thread_count(const sdk::Options& options) {
   return threads > 0 ? threads : 1;
 }
 
-OutputFn to_sink(sdk::OutputSink& out) {
-  // Straight from the arena: the host makes the one copy (a model run for
-  // calibration returns every value it computes).
-  return [&out](const std::string& name, const Buffer& b) {
+// `session`, if given, is the prepared graph of a session, whose arena
+// keeps the outputs until its next run: the host may read those in place
+// (ABI 1.8; a model run for calibration returns every value it computes).
+// Otherwise straight from the arena, and the host makes the one copy.
+OutputFn to_sink(sdk::OutputSink& out, const PreparedGraph* session = nullptr) {
+  return [&out, session](const std::string& name, const Buffer& b) {
     const uint64_t bytes = static_cast<uint64_t>(b.count()) * sdk::dtype_size(b.dtype);
-    out.add(enp_tensor_t{name.c_str(), b.dtype, static_cast<uint32_t>(b.shape.size()),
-                         b.shape.data(), b.data, bytes});
+    const enp_tensor_t view{name.c_str(), b.dtype, static_cast<uint32_t>(b.shape.size()),
+                            b.shape.data(), b.data, bytes};
+    if (session && session->in_arena(b.data, bytes)) {
+      out.add_lasting(view);
+    } else {
+      out.add(view);
+    }
   };
 }
 
@@ -45,7 +52,7 @@ class KitSession : public sdk::Session {
     // One BLAS thread unless asked: the same bytes on every machine.
     openblas_set_num_threads(threads_);
     std::vector<double> seconds;
-    prepared_.run(inputs, to_sink(out), runner_, profile_ ? &seconds : nullptr);
+    prepared_.run(inputs, to_sink(out, &prepared_), runner_, profile_ ? &seconds : nullptr);
     if (!profile_) {
       if (!report_.empty()) out.attach_report(report_);
       return;

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 7
+#define ENP_ABI_MINOR 8
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -326,6 +326,15 @@ typedef struct enp_host_api_t {
    * first. */
   enp_status_t* (*support_report_plan)(enp_support_report_t* report, const char* json,
                                        uint64_t size);
+
+  /* ABI 1.8. Output sink for a session run (backend session_run), the one
+   * exception to "the host copies": the tensor's data stays valid and
+   * unchanged until the session's next session_run or session_close (a
+   * buffer of the session's own arena), and the host may read it there
+   * instead of copying it (calibration reads every value a model computes,
+   * and a copy of them cost more than the run). Name and dims are copied.
+   * Otherwise the same as tensor_list_add. */
+  enp_status_t* (*tensor_list_add_lasting)(enp_tensor_list_t* list, const enp_tensor_t* tensor);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */

@@ -99,6 +99,18 @@ class OutputSink {
   // A tensor the backend holds (an arena's buffer): the host copies it, so
   // it needs to live only until this returns.
   void add(const enp_tensor_t& view) { check(host_api()->tensor_list_add(l_, &view)); }
+  // In a session run only: a tensor whose data stays as it is until the
+  // session's next run or its end (ABI 1.8 tensor_list_add_lasting), which
+  // the host may read in place. A host before 1.8 copies it.
+  void add_lasting(const enp_tensor_t& view) {
+    const enp_host_api_t* api = host_api();
+    if (api->struct_size < offsetof(enp_host_api_t, tensor_list_add_lasting) + sizeof(void*) ||
+        !api->tensor_list_add_lasting) {
+      add(view);
+      return;
+    }
+    check(api->tensor_list_add_lasting(l_, &view));
+  }
   // Attaches the run's report (ABI 1.2 run_report): a JSON object whose
   // "summary" string `run` prints; the host copies it. A second call
   // replaces the first.
