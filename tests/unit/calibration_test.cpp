@@ -77,6 +77,30 @@ TEST(CalibrationTest, PercentileCountsTheHistogram) {
   EXPECT_EQ(r.lo, -1.0);
 }
 
+TEST(CalibrationTest, HistogramBinsAreTheQuotientsFloors) {
+  // Every value's bin is min(floor(|v| / width), 2047) with the quotient
+  // rounded in float64, however the observer computes it: checked on the
+  // floats nearest every bin edge, at widths that are not powers of two.
+  for (const float abs_max : {3.7f, 0.1f, 1000.3f, 6.0e-3f, 1.0e30f, 2.0e-38f}) {
+    const double width = static_cast<double>(abs_max) / 2048;
+    std::vector<float> v{abs_max, -abs_max, 0.0f, -0.0f, NAN};
+    for (int k = 1; k < 2048; ++k) {
+      const float edge = static_cast<float>(k * width);
+      for (float x : {std::nextafter(edge, 0.0f), edge, std::nextafter(edge, abs_max)}) {
+        v.push_back(x);
+        v.push_back(-x);
+      }
+    }
+    std::vector<double> expected(2048, 0.0);
+    for (const float x : v) {
+      if (std::isnan(x)) continue;
+      const double q = std::floor(std::fabs(static_cast<double>(x)) / width);
+      expected[static_cast<size_t>(std::min(q, 2047.0))] += 1;
+    }
+    EXPECT_EQ(observe(v).histogram(), expected) << "abs_max " << abs_max;
+  }
+}
+
 TEST(CalibrationTest, EntropyClipsAFarOutlier) {
   const Range r = choose_range(observe(bulk_with_outlier()), Method::kEntropy);
   EXPECT_GE(r.hi, 0.99);  // keeps the bulk

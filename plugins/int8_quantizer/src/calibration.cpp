@@ -112,6 +112,31 @@ void bins_of(const float* v, size_t n, double width, int32_t* bin) {
   }
 }
 
+// bins_of's bins by a multiplication where it provably gives the same, the
+// others -1 for bins_of to divide (a division per value was a quarter of
+// a calibrating compile's time). inv is 1/width rounded, finite: q = |v| *
+// inv lies within 2.3e-16 of |v| / width relatively, so within 1e-12 below
+// 4096, as does the rounded quotient bins_of floors. Their floors agree
+// unless q is within that of an integer; kEdge = 1e-9 leaves a wide margin.
+// From q = 4096 on, both floors exceed the last bin. A zero is bin 0 either
+// way; NaN is kHistogramBins.
+EULERNPU_SIMD_CLONES
+void bins_by_product(const float* v, size_t n, double inv, int32_t* bin) {
+  constexpr double kLast = kHistogramBins - 1;
+  constexpr double kEdge = 1e-9;
+  for (size_t i = 0; i < n; ++i) {
+    const double a = std::fabs(static_cast<double>(v[i]));
+    const double q = a * inv;
+    const double f = std::floor(q);
+    const double r = q - f;  // NaN for an infinite q: no edge, the last bin
+    const bool edge = ((r < kEdge && a != 0) || r > 1 - kEdge) && q < 4096;
+    double b = f < kLast ? f : kLast;
+    b = edge ? -1.0 : b;
+    // The select comes before the conversion: no NaN is converted.
+    bin[i] = v[i] == v[i] ? static_cast<int32_t>(b) : kHistogramBins;
+  }
+}
+
 }  // namespace
 
 void TensorObserver::observe_range(std::span<const float> values) {
@@ -156,10 +181,19 @@ void TensorObserver::observe_histogram(std::span<const float> values) {
     }
     std::fill(counts.begin(), counts.end(), 0u);
   };
+  const double inv = 1.0 / width;
+  const bool by_product = std::isfinite(inv);  // not for a subnormal width
   size_t since_flush = 0;
   for (size_t b0 = 0; b0 < values.size(); b0 += kBlock) {
     const size_t n = std::min(kBlock, values.size() - b0);
-    bins_of(values.data() + b0, n, width, bin.data());
+    if (by_product) {
+      bins_by_product(values.data() + b0, n, inv, bin.data());
+      for (size_t i = 0; i < n; ++i) {
+        if (bin[i] < 0) bins_of(values.data() + b0 + i, 1, width, bin.data() + i);
+      }
+    } else {
+      bins_of(values.data() + b0, n, width, bin.data());
+    }
     for (size_t i = 0; i < n; ++i) {
       ++counts[(i & 3) * (kHistogramBins + 1) + static_cast<size_t>(bin[i])];
     }
