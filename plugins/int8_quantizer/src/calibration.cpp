@@ -167,11 +167,16 @@ void TensorObserver::observe_histogram(std::span<const float> values) {
   // Bins in blocks, counted in four interleaved integer tables (runs of one
   // bin, the zeros after a ReLU, would otherwise wait on each other's
   // increments), added to the float64 counts at the end, or every 2^31
-  // values, before a table could overflow.
+  // values, before a table could overflow. A tensor of one block adds its
+  // bins straight to the float64 counts: clearing and adding up the tables
+  // (8196 entries) cost more than a small tensor's values. Counts are
+  // whole numbers either way, so the order gives the same histogram.
   constexpr size_t kBlock = 4096;
   constexpr size_t kFlush = size_t{1} << 31;
-  std::vector<int32_t> bin(kBlock);
-  std::vector<uint32_t> counts(4 * (kHistogramBins + 1));
+  // Per thread, kept: a calibration observes hundreds of values a sample.
+  thread_local std::vector<int32_t> bin(kBlock);
+  thread_local std::vector<uint32_t> counts(4 * (kHistogramBins + 1));
+  const bool direct = values.size() <= kBlock;
   auto flush = [&] {
     for (size_t k = 0; k < static_cast<size_t>(kHistogramBins); ++k) {
       const uint64_t c = uint64_t{counts[k]} + counts[kHistogramBins + 1 + k] +
@@ -193,6 +198,12 @@ void TensorObserver::observe_histogram(std::span<const float> values) {
       }
     } else {
       bins_of(values.data() + b0, n, width, bin.data());
+    }
+    if (direct) {
+      for (size_t i = 0; i < n; ++i) {
+        if (bin[i] < kHistogramBins) histogram_[static_cast<size_t>(bin[i])] += 1.0;
+      }
+      return;
     }
     for (size_t i = 0; i < n; ++i) {
       ++counts[(i & 3) * (kHistogramBins + 1) + static_cast<size_t>(bin[i])];
