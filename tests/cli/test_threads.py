@@ -7,13 +7,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from harness import SOURCE_DIR, CliTestCase
+from harness import EULERNPU, SANITIZED, SOURCE_DIR, CliTestCase
 
 MAKE_MODELS = os.path.join(SOURCE_DIR, "tests", "models", "make_models.py")
 SHAPES = {"resnet": "x=2,3,32,32", "mobilenet": "x=2,3,32,32", "transformer": "x=2,8,32"}
@@ -51,6 +52,40 @@ class ThreadsTest(CliTestCase):
                                      f"{name}: two runs with --threads {threads} differ")
                 self.assertEqual(len(set(digests.values())), 1,
                                  f"{name}: results differ between thread counts: {digests}")
+
+    def most_threads(self, *args, extra_env=None):
+        """The most threads `eulernpu *args` had at once, sampled from /proc
+        every 20 ms while it ran (OpenBLAS's own variables unset unless
+        `extra_env` sets them)."""
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "EULERNPU_PLUGIN_PATH")}
+        env.update(extra_env or {})
+        p = subprocess.Popen([EULERNPU, *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        most = 0
+        while p.poll() is None:
+            try:
+                most = max(most, len(os.listdir(f"/proc/{p.pid}/task")))
+            except OSError:
+                pass  # exited between poll() and listdir()
+            time.sleep(0.02)
+        _, err = p.communicate()
+        self.assertEqual(p.returncode, 0, err)
+        return most
+
+    @unittest.skipIf(SANITIZED, "the sanitizers' runtime starts threads of its own")
+    def test_one_thread_means_one_thread(self):
+        # OpenBLAS included: it starts a worker per core when it loads
+        # unless told otherwise, and those spin beside the run.
+        art = self.path("resnet")
+        self.ok("compile", "--model", os.path.join(self.models, "resnet_opset13.onnx"),
+                "--input-shape", SHAPES["resnet"], "--out", art)
+        bench = ["benchmark", "--artifact", art, "--time", "1.5"]
+        self.assertEqual(self.most_threads(*bench, "--threads", "1"), 1)
+        self.assertGreaterEqual(self.most_threads(*bench, "--threads", "2"), 2)
+        # A user's own setting still wins.
+        self.assertGreaterEqual(
+            self.most_threads(*bench, "--threads", "1", extra_env={"OPENBLAS_NUM_THREADS": "2"}), 2)
 
 
 def conv_ref(x, w, b, strides, pads, dilations, group):

@@ -22,4 +22,13 @@ const char* choose_blas_kernels() {
   return core;
 }
 
+void start_blas_with_one_thread() {
+  const char* user = std::getenv("OPENBLAS_NUM_THREADS");
+  if (user != nullptr && *user != '\0') {
+    spdlog::debug("OPENBLAS_NUM_THREADS={} (set by the user)", user);
+    return;
+  }
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);  // before any thread starts, as above
+}
+
 }  // namespace eulernpu::host

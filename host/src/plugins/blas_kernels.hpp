@@ -10,4 +10,12 @@ namespace eulernpu::host {
 // core it set, or nullptr.
 const char* choose_blas_kernels();
 
+// Before the first plugin brings OpenBLAS in: OpenBLAS starts one thread
+// (OPENBLAS_NUM_THREADS=1) instead of a worker per core, whose spinning
+// after every call took a quarter of a small model's calibrating compile
+// and made `--threads 1` use more than one core. A run that asks for more
+// threads gets them (the backend kit sets the count before each run, and
+// OpenBLAS starts the workers then). A user's own setting is left as it is.
+void start_blas_with_one_thread();
+
 }  // namespace eulernpu::host

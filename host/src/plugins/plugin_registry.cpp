@@ -102,6 +102,7 @@ PluginRegistry PluginRegistry::discover(const std::vector<fs::path>& plugin_dirs
                                         const std::string& env_path, const fs::path& installed_dir,
                                         bool allow_insecure) {
   choose_blas_kernels();
+  start_blas_with_one_thread();
   PluginRegistry r;
   for (const fs::path& d : plugin_dirs) r.search_path_.push_back({d, "--plugin-dir"});
   size_t start = 0;
