@@ -271,6 +271,11 @@ class PluginFaultsTest(CliTestCase):
                 self.error(*args, **kw, title="plugin returned invalid data",
                            where="backend 'faulty' returned output " + where)
                 self.assert_absent(out)
+        # A rank with no dimensions to read is refused, not dereferenced.
+        args, kw = self.faulty("no_dims", *self.run_args(artifact, out))
+        self.error(*args, **kw, title="plugin returned invalid data",
+                   where="plugin 'faulty': output tensor 'probs': has a rank but no dimensions")
+        self.assert_absent(out)
 
     def test_the_artifact_summary_reaches_the_manifest_and_a_bad_one_is_refused(self):
         artifact = self.compiled()

@@ -384,18 +384,24 @@ void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& ou
 }
 
 void describe_tensor(const enp_tensor_t& t, const std::string& what, Tensor& out) {
+  describe_tensor(t, what, out.name, out.dtype, out.shape);
+}
+
+void describe_tensor(const enp_tensor_t& t, const std::string& what, std::string& name,
+                     DType& dtype, std::vector<int64_t>& shape) {
   auto bad = [&](const std::string& why) {
     return UserError("plugin returned invalid data",
                      what + " '" + std::string(safe(t.name)) + "': " + why,
                      "report this to the plugin's author");
   };
-  out.name = std::string(safe(t.name));
-  out.shape.clear();
-  if (out.name.empty()) throw bad("has no name");
-  out.dtype = static_cast<DType>(t.dtype);
-  const size_t width = dtype_size(out.dtype);
+  name.assign(safe(t.name));
+  shape.clear();
+  if (name.empty()) throw bad("has no name");
+  dtype = static_cast<DType>(t.dtype);
+  const size_t width = dtype_size(dtype);
   if (width == 0) throw bad("has unsupported dtype " + std::to_string(t.dtype));
   if (t.rank > 32) throw bad("has rank above 32");
+  if (t.rank > 0 && !t.dims) throw bad("has a rank but no dimensions");
   uint64_t count = 1;
   for (uint32_t i = 0; i < t.rank; ++i) {
     if (t.dims[i] < 0) throw bad("has a negative dimension");
@@ -404,10 +410,10 @@ void describe_tensor(const enp_tensor_t& t, const std::string& what, Tensor& out
       throw bad("is too large");
     }
     count *= d;
-    out.shape.push_back(t.dims[i]);
+    shape.push_back(t.dims[i]);
   }
   if (count * width != t.size_bytes || (count > 0 && !t.data)) {
-    throw bad("holds " + std::to_string(t.size_bytes) + " bytes, shape " + shape_string(out.shape) +
+    throw bad("holds " + std::to_string(t.size_bytes) + " bytes, shape " + shape_string(shape) +
               " needs " + std::to_string(count * width));
   }
 }

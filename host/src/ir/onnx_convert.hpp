@@ -32,6 +32,10 @@ void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& ou
 // Checks a plugin-provided tensor and sets `out`'s name, dtype and shape
 // from it; `out.data` is left as it is.
 void describe_tensor(const enp_tensor_t& t, const std::string& what, Tensor& out);
+// The same into separate fields, whose buffers are reused (a run's
+// hundreds of outputs allocate nothing once their names have been seen).
+void describe_tensor(const enp_tensor_t& t, const std::string& what, std::string& name,
+                     DType& dtype, std::vector<int64_t>& shape);
 
 // Reads an initializer or tensor attribute into an owning Tensor, whichever
 // field of TensorProto holds its data.

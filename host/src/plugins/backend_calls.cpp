@@ -182,8 +182,8 @@ std::vector<Tensor> BackendSession::run(const std::vector<Tensor>& inputs, std::
 }
 
 void BackendSession::run_in_place(const std::vector<Tensor>& inputs, InPlaceOutputs& out) {
-  out.lasting.clear();
   if (!session_) {
+    out.lasting.clear();
     out.copied = run_artifact(backend_, artifact_, options_, inputs);
     return;
   }
@@ -191,10 +191,15 @@ void BackendSession::run_in_place(const std::vector<Tensor>& inputs, InPlaceOutp
   enp_tensor_list_t outputs;
   outputs.read_in_place = true;
   outputs.recycled = std::move(out.copied);
+  outputs.lasting = std::move(out.lasting);  // their buffers, refilled
+  // Whatever the run throws, `out` is left empty rather than stale.
+  out.copied.clear();
+  out.lasting.clear();
   call_plugin(backend_.name, "run", [&] {
     return backend_.backend().session_run(session_, views.data(), views.size(), &outputs);
   });
   out.copied = std::move(outputs.tensors);
+  outputs.lasting.resize(outputs.lasting_used);
   out.lasting = std::move(outputs.lasting);
 }
 

@@ -238,8 +238,8 @@ void require_new_output(const enp_tensor_list_t& l, const std::string& name) {
   for (const Tensor& existing : l.tensors) {
     if (existing.name == name) throw twice();
   }
-  for (const LastingTensor& existing : l.lasting) {
-    if (existing.name == name) throw twice();
+  for (size_t i = 0; i < l.lasting_used; ++i) {
+    if (l.lasting[i].name == name) throw twice();
   }
 }
 
@@ -275,11 +275,13 @@ enp_status_t* tensor_list_add_lasting(enp_tensor_list_t* l, const enp_tensor_t* 
     need(l, "output list");
     need(t, "output tensor");
 
-    Tensor described;
-    describe_tensor(*t, "output tensor", described);
-    require_new_output(*l, described.name);
-    l->lasting.push_back(LastingTensor{std::move(described.name), described.dtype,
-                                       std::move(described.shape), t->data, t->size_bytes});
+    if (l->lasting_used == l->lasting.size()) l->lasting.emplace_back();
+    LastingTensor& out = l->lasting[l->lasting_used];
+    describe_tensor(*t, "output tensor", out.name, out.dtype, out.shape);
+    require_new_output(*l, out.name);
+    out.data = t->data;
+    out.size_bytes = t->size_bytes;
+    ++l->lasting_used;
   });
 }
 

@@ -67,7 +67,10 @@ struct enp_tensor_list_t {
   // runs again: tensor_list_add_lasting then keeps a view in `lasting`
   // instead of a copy in `tensors`.
   bool read_in_place = false;
+  // The first `lasting_used` entries are this run's; the others an earlier
+  // run's, whose name and shape buffers the next outputs reuse.
   std::vector<eulernpu::host::LastingTensor> lasting;
+  size_t lasting_used = 0;
   std::string report;  // JSON a backend attached to the run, if any
   // An earlier run's tensors, whose buffers an output of the same name is
   // copied into: a session run per calibration sample then writes memory

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "core/error.hpp"
 
@@ -89,28 +90,63 @@ std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs
 
 void ActivationRecorder::view(const std::vector<Tensor>& inputs, Views& out) const {
   session_->run_in_place(inputs, out.storage);
+  const auto& lasting = out.storage.lasting;
+  const auto& copied = out.storage.copied;
   // abi.h: NULL dims with rank 0 means "shape unknown".
   static const int64_t kScalarDims = 0;
-  // Produced values first, then the given inputs, as record() takes them.
-  std::map<std::string_view, enp_tensor_t> found;
-  for (const LastingTensor& t : out.storage.lasting) {
-    found.emplace(t.name, enp_tensor_t{t.name.c_str(), static_cast<int32_t>(t.dtype),
-                                       static_cast<uint32_t>(t.shape.size()),
-                                       t.shape.empty() ? &kScalarDims : t.shape.data(), t.data,
-                                       t.size_bytes});
-  }
-  for (const enp_tensor_t& v : tensor_views(out.storage.copied)) found.emplace(v.name, v);
-  for (const enp_tensor_t& v : tensor_views(inputs)) found.emplace(v.name, v);
-  out.values.clear();
-  out.values.reserve(names_.size());
-  for (const std::string& name : names_) {
+  auto name_at = [&](uint8_t kind, uint32_t i) -> const std::string* {
+    if (kind == 0) return i < lasting.size() ? &lasting[i].name : nullptr;
+    if (kind == 1) return i < copied.size() ? &copied[i].name : nullptr;
+    return i < inputs.size() ? &inputs[i].name : nullptr;
+  };
+  auto view_at = [&](uint8_t kind, uint32_t i) {
+    const std::string& name = *name_at(kind, i);
+    const std::vector<int64_t>& shape = kind == 0   ? lasting[i].shape
+                                        : kind == 1 ? copied[i].shape
+                                                    : inputs[i].shape;
+    const int32_t dtype = static_cast<int32_t>(kind == 0   ? lasting[i].dtype
+                                               : kind == 1 ? copied[i].dtype
+                                                           : inputs[i].dtype);
+    const void* data = kind == 0 ? lasting[i].data
+                                 : static_cast<const void*>(kind == 1 ? copied[i].data.data()
+                                                                      : inputs[i].data.data());
+    const uint64_t bytes = kind == 0   ? lasting[i].size_bytes
+                           : kind == 1 ? copied[i].data.size()
+                                       : inputs[i].data.size();
+    return enp_tensor_t{name.c_str(),
+                        dtype,
+                        static_cast<uint32_t>(shape.size()),
+                        shape.empty() ? &kScalarDims : shape.data(),
+                        data,
+                        bytes};
+  };
+  // Produced values first, then the given inputs, as record() takes them;
+  // built only when a value is not where it was on the last run.
+  std::map<std::string_view, std::pair<uint8_t, uint32_t>> found;
+  auto find = [&](const std::string& name) {
+    if (found.empty()) {
+      for (uint32_t i = 0; i < lasting.size(); ++i)
+        found.emplace(lasting[i].name, std::pair<uint8_t, uint32_t>{0, i});
+      for (uint32_t i = 0; i < copied.size(); ++i)
+        found.emplace(copied[i].name, std::pair<uint8_t, uint32_t>{1, i});
+      for (uint32_t i = 0; i < inputs.size(); ++i)
+        found.emplace(inputs[i].name, std::pair<uint8_t, uint32_t>{2, i});
+    }
     const auto it = found.find(name);
     if (it == found.end()) {
       throw UserError("plugin returned invalid data",
                       backend_.name + " returned no value for '" + name + "'",
                       "report this to the plugin's author");
     }
-    out.values.push_back(it->second);
+    return it->second;
+  };
+  out.where.resize(names_.size(), {uint8_t{3}, 0});
+  out.values.resize(names_.size());
+  for (size_t k = 0; k < names_.size(); ++k) {
+    auto& [kind, i] = out.where[k];
+    const std::string* at = kind < 3 ? name_at(kind, i) : nullptr;
+    if (at == nullptr || *at != names_[k]) std::tie(kind, i) = find(names_[k]);
+    out.values[k] = view_at(kind, i);
   }
 }
 

@@ -47,6 +47,10 @@ class ActivationRecorder {
   struct Views {
     std::vector<enp_tensor_t> values;
     BackendSession::InPlaceOutputs storage;
+    // Where each value was found last time ({0: storage.lasting, 1:
+    // storage.copied, 2: inputs}, index): checked by name, looked up
+    // again only where it moved.
+    std::vector<std::pair<uint8_t, uint32_t>> where;
   };
   void view(const std::vector<Tensor>& inputs, Views& out) const;
 
