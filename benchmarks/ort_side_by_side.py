@@ -95,9 +95,11 @@ def prepare(spec, eulernpu, tmp, int8):
                                 "--out", out], capture_output=True, text=True, timeout=3600)
             calib_s.append(time.monotonic() - t0)
             if r.returncode != 0:
-                print(f"  {spec['id']}: no int8 artifact: {r.stderr.strip().splitlines()[:1]}",
-                      file=sys.stderr)
-                q_art = calib_s = None
+                print(f"  {spec['id']}: {'no int8 artifact' if out == q_art else 'no one-sample compile'}: "
+                      f"{r.stderr.strip().splitlines()[:1]}", file=sys.stderr)
+                if out == q_art:
+                    q_art = None
+                calib_s = None  # no calibration figures without both times
                 break
     return art, q_art, npz, ort_inputs, (calib_s if int8 else None)
 

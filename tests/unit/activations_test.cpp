@@ -95,11 +95,19 @@ TEST_F(ActivationsTest, RecordingIntoAnEarlierSamplesBuffersGivesTheNewSamplesVa
 }
 
 TEST_F(ActivationsTest, ViewsReadCpuRefsOutputsInPlaceWithRecordsBytes) {
+  // Both samples recorded first, then viewed in the other order: a view
+  // that read what the session computed last, rather than running, fails.
+  const std::vector<std::vector<Tensor>> given{{sample(0)}, {sample(1)}};
+  const std::vector<std::vector<Tensor>> copies{recorder.record(given[0]),
+                                                recorder.record(given[1])};
+  // Another session runs between each view and its reads, as the accuracy
+  // report's int8 recording does.
+  const ActivationRecorder other(registry.backend("cpu_ref"), m.model, {});
   ActivationRecorder::Views views;
-  for (size_t k = 0; k < 2; ++k) {
-    const std::vector<Tensor> given{sample(k)};  // the views of inputs point into it
-    const std::vector<Tensor> copied = recorder.record(given);
-    recorder.view(given, views);
+  for (const size_t k : {size_t{0}, size_t{1}}) {
+    recorder.view(given[k], views);
+    (void)other.record(given[1 - k]);
+    const std::vector<Tensor>& copied = copies[k];
     // cpu_ref keeps every computed value in its session's arena (ABI 1.8):
     // nothing copied, and each view has the copy's name, shape and bytes.
     EXPECT_TRUE(views.storage.copied.empty());

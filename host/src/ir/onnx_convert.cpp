@@ -376,7 +376,7 @@ void copy_tensor_into(const enp_tensor_t& t, const std::string& what, Tensor& ou
   const auto* p = static_cast<const uint8_t*>(t.data);
   if (out.data.capacity() < t.size_bytes) {
     // A fresh buffer: advised before its first write.
-    out.data = {};
+    std::vector<uint8_t>().swap(out.data);  // the old buffer freed first
     out.data.reserve(t.size_bytes);
     sdk::advise_huge_pages(out.data.data(), t.size_bytes);
   }

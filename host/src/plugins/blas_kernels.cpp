@@ -23,10 +23,13 @@ const char* choose_blas_kernels() {
 }
 
 void start_blas_with_one_thread() {
-  const char* user = std::getenv("OPENBLAS_NUM_THREADS");
-  if (user != nullptr && *user != '\0') {
-    spdlog::debug("OPENBLAS_NUM_THREADS={} (set by the user)", user);
-    return;
+  // OpenBLAS reads these in this order; any of them set is the user's.
+  for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* user = std::getenv(name);
+    if (user != nullptr && *user != '\0') {
+      spdlog::debug("{}={} (set by the user)", name, user);
+      return;
+    }
   }
   setenv("OPENBLAS_NUM_THREADS", "1", 1);  // before any thread starts, as above
 }

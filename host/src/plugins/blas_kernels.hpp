@@ -15,7 +15,8 @@ const char* choose_blas_kernels();
 // after every call took a quarter of a small model's calibrating compile
 // and made `--threads 1` use more than one core. A run that asks for more
 // threads gets them (the backend kit sets the count before each run, and
-// OpenBLAS starts the workers then). A user's own setting is left as it is.
+// OpenBLAS starts the workers then). A user's own OPENBLAS_NUM_THREADS,
+// GOTO_NUM_THREADS or OMP_NUM_THREADS is left as it is.
 void start_blas_with_one_thread();
 
 }  // namespace eulernpu::host

@@ -131,6 +131,9 @@ AccuracyOutcome reach_accuracy_target(double target_db, const onnx::ModelProto& 
   const auto want = graph_outputs(reference, options, result.float_at_batch_one, measured);
   auto requantize = [&] {
     request.quantizer_options = config.to_options();
+    // The last round's recording session (an arena of every float32 value)
+    // is gone before the next one is made; a kept Best holds its own.
+    result.float_recorder.reset();
     result = quantize_model(optimized, source, request);
   };
   auto measure_round = [&](size_t kept) {

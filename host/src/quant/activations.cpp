@@ -89,6 +89,7 @@ std::vector<Tensor> ActivationRecorder::record(const std::vector<Tensor>& inputs
 }
 
 void ActivationRecorder::view(const std::vector<Tensor>& inputs, Views& out) const {
+  out.values.clear();  // no view outlives the storage a failed run empties
   session_->run_in_place(inputs, out.storage);
   const auto& lasting = out.storage.lasting;
   const auto& copied = out.storage.copied;

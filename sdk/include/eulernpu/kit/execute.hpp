@@ -59,7 +59,8 @@ class PreparedGraph {
   // epilogue, applied to each block of its output) when run() gets no hook.
   size_t fused_into_convs() const;
   // Whether `bytes` at `p` lie in the arena, which keeps what a run wrote
-  // until the next run (a graph's weights and inputs are elsewhere).
+  // (and the inputs it copied there) until the next run; a graph's weights
+  // are elsewhere.
   bool in_arena(const void* p, size_t bytes) const;
 
  private:

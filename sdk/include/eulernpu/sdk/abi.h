@@ -12,7 +12,9 @@
  *    duration of that call. Copy what you keep.
  *  - Everything a plugin hands back goes through a host "sink" function
  *    (enp_host_api_t) that copies it, so the plugin keeps ownership of its
- *    memory and the host of its own: whoever allocates frees.
+ *    memory and the host of its own: whoever allocates frees. The one
+ *    exception (ABI 1.8): tensor_list_add_lasting, whose data the host may
+ *    read in place until the session runs again or closes.
  *  - Status objects are created by the host (enp_host_api_t.status_new) and
  *    freed by the host once a plugin function has returned them. NULL means
  *    success.
