@@ -24,8 +24,8 @@ int thread_count(const sdk::Options& options) {
 OutputFn to_sink(sdk::OutputSink& out, const PreparedGraph* session = nullptr) {
   return [&out, session](const std::string& name, const Buffer& b) {
     const uint64_t bytes = static_cast<uint64_t>(b.count()) * sdk::dtype_size(b.dtype);
-    const enp_tensor_t view{name.c_str(), b.dtype, static_cast<uint32_t>(b.shape.size()),
-                            b.shape.data(), b.data, bytes};
+    const enp_tensor_t view{name.c_str(),   b.dtype, static_cast<uint32_t>(b.shape.size()),
+                            b.shape.data(), b.data,  bytes};
     if (session && session->in_arena(b.data, bytes)) {
       out.add_lasting(view);
     } else {
