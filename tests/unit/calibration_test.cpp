@@ -7,22 +7,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 namespace eulernpu::int8_quantizer {
 namespace {
 
-TensorObserver observe(const std::vector<float>& values, bool histogram = true) {
-  TensorObserver obs;
+// The grids as the quantizer chooses them: percentile's, or the finer one
+// of the linear histogram's methods.
+constexpr int kCoarse = FixedGridHistogram::kPercentileBits;
+constexpr int kFine = FixedGridHistogram::kLinearBits;
+
+TensorObserver observe(const std::vector<float>& values, std::optional<int> bits = kFine) {
+  TensorObserver obs(bits);
   // Two samples, as calibration feeds them: the split must not matter.
   const size_t half = values.size() / 2;
-  obs.observe_range({values.data(), half});
-  obs.observe_range({values.data() + half, values.size() - half});
-  if (histogram) {
-    obs.observe_histogram({values.data(), half});
-    obs.observe_histogram({values.data() + half, values.size() - half});
-  }
+  obs.observe({values.data(), half});
+  obs.observe({values.data() + half, values.size() - half});
   return obs;
 }
 
@@ -43,67 +47,163 @@ TEST(CalibrationTest, MethodNames) {
 }
 
 TEST(CalibrationTest, MinMaxIsTheExactRangeAndHoldsZero) {
-  const Range r = choose_range(observe({-1.0f, 3.0f, NAN, 2.0f}, false), Method::kMinMax);
+  const Range r = choose_range(observe({-1.0f, 3.0f, NAN, 2.0f}, std::nullopt), Method::kMinMax);
   EXPECT_EQ(r.lo, -1.0);
   EXPECT_EQ(r.hi, 3.0);
-  const Range pos = choose_range(observe({1.0f, 2.0f}, false), Method::kMinMax);
+  const Range pos = choose_range(observe({1.0f, 2.0f}, std::nullopt), Method::kMinMax);
   EXPECT_EQ(pos.lo, 0.0);  // zero must be representable
   EXPECT_EQ(pos.hi, 2.0);
-  EXPECT_THROW(choose_range(observe({1.0f, INFINITY}, false), Method::kMinMax), std::domain_error);
+  EXPECT_THROW(choose_range(observe({1.0f, INFINITY}, std::nullopt), Method::kMinMax),
+               std::domain_error);
 }
 
-TEST(CalibrationTest, PercentileCountsTheHistogram) {
-  // 0, 1, ..., 2048: bin width 1, one value per bin, two in the last.
+TEST(CalibrationTest, PercentileCountsTheFixedGrid) {
+  EXPECT_EQ(histogram_bits(Method::kPercentile), kCoarse);
+  EXPECT_EQ(histogram_bits(Method::kEntropy), kFine);
+  EXPECT_EQ(histogram_bits(Method::kMse), kFine);
+  // 0, 1, ..., 2048: half of 2049 values is 1024.5, reached with 1024 in
+  // the bin [1024, 1024 + 1024 / 256); its upper edge is the threshold.
   std::vector<float> v;
   for (int k = 0; k <= 2048; ++k) v.push_back(static_cast<float>(k));
-  const TensorObserver obs = observe(v);
-  EXPECT_EQ(obs.bin_width(), 1.0);
-  EXPECT_EQ(obs.histogram()[0], 1.0);
-  EXPECT_EQ(obs.histogram()[2047], 2.0);
-  // Half of 2049 values is 1024.5: the first 1025 bins hold it.
+  const TensorObserver obs = observe(v, kCoarse);
+  const FixedGridHistogram& grid = obs.fixed_grid();
   MethodOptions half;
   half.percentile = 50;
-  EXPECT_EQ(choose_range(obs, Method::kPercentile, half).hi, 1025.0);
+  EXPECT_EQ(choose_range(obs, Method::kPercentile, half).hi,
+            grid.lower_edge(grid.key_of(1024.0f) + 1));
+  EXPECT_EQ(choose_range(obs, Method::kPercentile, half).hi, 1024.0 + 1024.0 / 256);
   MethodOptions all;
   all.percentile = 100;
-  EXPECT_EQ(choose_range(obs, Method::kPercentile, all).hi, 2048.0);
+  EXPECT_EQ(choose_range(obs, Method::kPercentile, all).hi, 2048.0);  // never past the max
   MethodOptions bad;
   bad.percentile = 0;
   EXPECT_THROW(choose_range(obs, Method::kPercentile, bad), std::invalid_argument);
+  // Whole counts: 9 999 ones and a 100 hold 99.99 % exactly at the ones.
+  std::vector<float> ones(9999, 1.0f);
+  ones.push_back(100.0f);
+  MethodOptions p9999;
+  p9999.percentile = 99.99;
+  EXPECT_EQ(choose_range(observe(ones, kCoarse), Method::kPercentile, p9999).hi,
+            grid.lower_edge(grid.key_of(1.0f) + 1));
   // The default 99.99 % drops the outlier of the bulk: 1 in 100 001 > 0.01 %.
-  const Range r = choose_range(observe(bulk_with_outlier()), Method::kPercentile);
+  const Range r = choose_range(observe(bulk_with_outlier(), kCoarse), Method::kPercentile);
   EXPECT_LE(r.hi, 1.01);
   EXPECT_GE(r.hi, 0.99);
   EXPECT_EQ(r.lo, -1.0);
 }
 
-TEST(CalibrationTest, HistogramBinsAreTheQuotientsFloors) {
-  // Every value's bin is min(floor(|v| / width), 2047) with the quotient
-  // rounded in float64, however the observer computes it: checked on the
-  // floats nearest every bin edge, at widths that are not powers of two.
-  for (const float abs_max : {3.7f, 0.1f, 1000.3f, 6.0e-3f, 1.0e30f, 2.0e-38f}) {
-    const double width = static_cast<double>(abs_max) / 2048;
-    std::vector<float> v{abs_max, -abs_max, 0.0f, -0.0f, NAN};
-    for (int k = 1; k < 2048; ++k) {
-      const float edge = static_cast<float>(k * width);
-      for (float x : {std::nextafter(edge, 0.0f), edge, std::nextafter(edge, abs_max)}) {
-        v.push_back(x);
-        v.push_back(-x);
-      }
+// Values over many binades, with zeros, subnormals, both signs and NaN.
+std::vector<float> spread_values() {
+  std::vector<float> v{0.0f, -0.0f, 1e-40f, -3e-39f, NAN, 1.0f, -1.0f, 2.0f, 6.0f, 6.0f};
+  uint32_t state = 12345;
+  for (int i = 0; i < 50000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const float mantissa = static_cast<float>(state >> 8) / 16777216.0f;
+    const int exponent = static_cast<int>(state % 40) - 30;
+    v.push_back((state & 1 ? -1.0f : 1.0f) * std::ldexp(mantissa, exponent));
+    if (i % 3 == 0) v.push_back(0.0f);  // a ReLU's zeros
+  }
+  return v;
+}
+
+TEST(CalibrationTest, FixedGridBinsAreTheTopBitsOfTheValue) {
+  const std::vector<float> v = spread_values();
+  for (const int bits : {kCoarse, kFine}) {
+    std::map<uint32_t, uint64_t> want;
+    for (const float x : v) {
+      uint32_t u;
+      std::memcpy(&u, &x, sizeof u);
+      if (!std::isnan(x)) ++want[(u & 0x7fffffffu) >> (23 - bits)];
     }
-    auto expected = [&](const std::vector<float>& values) {
-      std::vector<double> h(2048, 0.0);
-      for (const float x : values) {
-        if (std::isnan(x)) continue;
-        const double q = std::floor(std::fabs(static_cast<double>(x)) / width);
-        h[static_cast<size_t>(std::min(q, 2047.0))] += 1;
-      }
-      return h;
-    };
-    EXPECT_EQ(observe(v).histogram(), expected(v)) << "abs_max " << abs_max;
-    // Halves of 4096 values or fewer take the small tensors' path.
-    const std::vector<float> small(v.begin(), v.begin() + 8000);
-    EXPECT_EQ(observe(small).histogram(), expected(small)) << "abs_max " << abs_max << ", small";
+    FixedGridHistogram h(bits);
+    h.observe(v);
+    std::map<uint32_t, uint64_t> got;
+    h.for_each([&](uint32_t key, uint64_t c) { got[key] = c; });
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(h.total(), v.size() - 1);  // all but the NaN
+    // A bin's edges hold its values: [lower_edge(key), lower_edge(key + 1)).
+    for (const float x : v) {
+      if (std::isnan(x)) continue;
+      const double a = std::fabs(static_cast<double>(x));
+      EXPECT_LE(h.lower_edge(h.key_of(x)), a);
+      EXPECT_LT(a, h.lower_edge(h.key_of(x) + 1));
+    }
+  }
+  // Infinities are not counted (the range reports them).
+  FixedGridHistogram inf;
+  inf.observe(std::vector<float>{INFINITY, -INFINITY, NAN});
+  EXPECT_EQ(inf.total(), 0u);
+  EXPECT_THROW(FixedGridHistogram(24), std::invalid_argument);
+  EXPECT_THROW(FixedGridHistogram(kFine).merge(FixedGridHistogram(kCoarse)), std::invalid_argument);
+}
+
+TEST(CalibrationTest, AnySplitOfTheSamplesGivesTheSameBits) {
+  // Sharded calibration merges observers: one observer over every value,
+  // one per sample merged, and samples in another order must give the same
+  // histogram and ranges, bit for bit.
+  const std::vector<float> v = spread_values();
+  TensorObserver whole(kFine);
+  whole.observe(v);
+  const size_t a = v.size() / 3, b = 2 * v.size() / 3;
+  TensorObserver first(kFine), second(kFine), third(kFine);
+  first.observe({v.data(), a});
+  second.observe({v.data() + a, b - a});
+  third.observe({v.data() + b, v.size() - b});
+  TensorObserver merged(kFine);
+  merged.merge(third);
+  merged.merge(first);
+  merged.merge(second);
+  EXPECT_EQ(merged.min(), whole.min());
+  EXPECT_EQ(merged.max(), whole.max());
+  EXPECT_EQ(merged.count(), whole.count());
+  EXPECT_EQ(merged.histogram(), whole.histogram());
+  for (Method m : {Method::kMinMax, Method::kPercentile, Method::kEntropy, Method::kMse}) {
+    EXPECT_EQ(choose_range(merged, m).lo, choose_range(whole, m).lo) << method_name(m);
+    EXPECT_EQ(choose_range(merged, m).hi, choose_range(whole, m).hi) << method_name(m);
+  }
+  // An observer that saw nothing changes nothing.
+  TensorObserver same = whole;
+  same.merge(TensorObserver(kFine));
+  EXPECT_EQ(same.histogram(), whole.histogram());
+  EXPECT_THROW(same.merge(TensorObserver(kCoarse)), std::invalid_argument);
+  EXPECT_THROW(same.merge(TensorObserver()), std::invalid_argument);
+}
+
+TEST(CalibrationTest, LinearBinsLieBetweenTheFixedBinsTheyCover) {
+  // Each linear bin's derived count lies between the counts of the fixed
+  // bins wholly inside it and of those overlapping it, as does the exact
+  // count of its values (floor(|x| / width)); the mass is kept.
+  for (const float abs_max : {3.7f, 0.1f, 1000.3f, 6.0e-3f, 1.0e30f}) {
+    std::vector<float> v{abs_max, -abs_max};
+    for (int k = 0; k < 200000; ++k) {
+      v.push_back(abs_max * static_cast<float>(std::sin(k * 0.37)));
+    }
+    const TensorObserver obs = observe(v);
+    const double width = obs.bin_width();
+    std::vector<double> inside(2048, 0.0), overlapping(2048, 0.0), exact(2048, 0.0);
+    const FixedGridHistogram& grid = obs.fixed_grid();
+    grid.for_each([&](uint32_t key, uint64_t c) {
+      const double lo = grid.lower_edge(key);
+      const double hi = std::min(grid.lower_edge(key + 1), obs.abs_max());
+      const auto i0 = static_cast<size_t>(std::min(std::floor(lo / width), 2047.0));
+      const auto i1 = static_cast<size_t>(std::min(std::floor(hi / width), 2047.0));
+      for (size_t i = i0; i <= i1; ++i) overlapping[i] += static_cast<double>(c);
+      if (i0 == i1) inside[i0] += static_cast<double>(c);
+    });
+    for (const float x : v) {
+      exact[static_cast<size_t>(
+          std::min(std::floor(std::fabs(static_cast<double>(x)) / width), 2047.0))] += 1;
+    }
+    const auto& h = obs.histogram();
+    double total = 0;
+    for (size_t i = 0; i < 2048; ++i) {
+      EXPECT_GE(h[i], inside[i] - 1e-6) << abs_max << " bin " << i;
+      EXPECT_LE(h[i], overlapping[i] + 1e-6) << abs_max << " bin " << i;
+      EXPECT_GE(exact[i], inside[i]) << abs_max << " bin " << i;
+      EXPECT_LE(exact[i], overlapping[i]) << abs_max << " bin " << i;
+      total += h[i];
+    }
+    EXPECT_NEAR(total, static_cast<double>(v.size()), 1e-6 * static_cast<double>(v.size()));
   }
 }
 
@@ -157,8 +257,8 @@ namespace {
 
 TEST(CalibrationTest, BestMeasuresEachCandidateOnTheValues) {
   EXPECT_EQ(parse_method("best"), Method::kBest);
-  EXPECT_EQ(method_passes(Method::kBest), 3u);
-  EXPECT_EQ(method_passes(Method::kMse), 2u);
+  EXPECT_EQ(method_passes(Method::kBest), 2u);
+  EXPECT_EQ(method_passes(Method::kMse), 1u);
   EXPECT_EQ(method_passes(Method::kMinMax), 1u);
   const std::vector<float> v = bulk_with_outlier();
   const TensorObserver obs = observe(v);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -77,6 +78,59 @@ TEST(QuantReportTest, AccumulatesOverSamples) {
   EXPECT_EQ(split.ranked()[0].observations, 2u);
   EXPECT_EQ(split.ranked()[0].sqnr_db(), one.ranked()[0].sqnr_db());
   EXPECT_EQ(split.ranked()[0].cosine(), one.ranked()[0].cosine());
+}
+
+TEST(QuantReportTest, SumsAreEightLanesAddedInLaneOrder) {
+  // The definition every machine's copy of the sums must reproduce bit for
+  // bit: element i goes to lane i % 8 (the last n % 8 to lanes 0, 1, ...),
+  // and the lanes are added to the totals in lane order. Values of every
+  // magnitude, with NaN and infinities (left out, counted as skipped).
+  const size_t n = 1003;
+  std::vector<float> f(n);
+  std::vector<int8_t> q(n);
+  uint32_t state = 7;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    f[i] = std::ldexp(static_cast<float>(state >> 8) / 16777216.0f - 0.5f,
+                      static_cast<int>(state % 24) - 12);
+    q[i] = static_cast<int8_t>(state >> 24);
+  }
+  f[17] = std::numeric_limits<float>::quiet_NaN();
+  f[400] = std::numeric_limits<float>::infinity();
+  f[1001] = -std::numeric_limits<float>::infinity();
+  const double scale = 0.0123, zero = -3;
+  double lanes[4][8] = {};
+  double max_abs = 0;
+  uint64_t skipped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = i < n / 8 * 8 ? i % 8 : i - n / 8 * 8;
+    const double x = f[i];
+    const bool finite = std::fabs(x) <= std::numeric_limits<double>::max();
+    const double dq = scale * (static_cast<double>(q[i]) - zero);
+    const double fz = finite ? x : 0.0, dqz = finite ? dq : 0.0, e = fz - dqz;
+    lanes[0][k] += fz * fz;
+    lanes[1][k] += e * e;
+    lanes[2][k] += fz * dqz;
+    lanes[3][k] += dqz * dqz;
+    max_abs = std::max(max_abs, std::fabs(e));
+    skipped += finite ? 0 : 1;
+  }
+  double want[4] = {};
+  for (int s = 0; s < 4; ++s) {
+    for (size_t k = 0; k < 8; ++k) want[s] += lanes[s][k];
+  }
+  QuantReport r;
+  const size_t i = r.add_value(value("v", scale, static_cast<int32_t>(zero)));
+  r.observe(i, f, q);
+  const LayerError l = r.ranked().at(0);
+  EXPECT_EQ(l.sum_f2, want[0]);
+  EXPECT_EQ(l.sum_noise2, want[1]);
+  EXPECT_EQ(l.sum_f_dq, want[2]);
+  EXPECT_EQ(l.sum_dq2, want[3]);
+  EXPECT_EQ(l.max_abs_error, max_abs);
+  EXPECT_EQ(l.skipped, skipped);
+  EXPECT_EQ(skipped, 3u);
+  EXPECT_EQ(l.elements, n - 3);
 }
 
 TEST(QuantReportTest, EdgeCases) {

@@ -159,10 +159,7 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
       if (current != UINT32_MAX) progress.end_pass();
       current = pass;
       progress.begin_pass(static_cast<int>(pass) + 1, static_cast<int>(passes),
-                          static_cast<int64_t>(total),
-                          pass == 0   ? "range"
-                          : pass == 1 ? "histogram"
-                                      : "error");
+                          static_cast<int64_t>(total), pass == 0 ? "observe" : "error");
     }
     progress.update(static_cast<int64_t>(done));
   };

@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "eulernpu/sdk/qmath.hpp"
-#include "simd_clones.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 
 namespace eulernpu::int8_quantizer {
 
@@ -40,10 +40,12 @@ const char* method_name(Method m) {
 
 bool needs_histogram(Method m) { return m != Method::kMinMax; }
 
-uint32_t method_passes(Method m) {
-  if (m == Method::kMinMax) return 1;
-  return m == Method::kBest ? 3 : 2;
+int histogram_bits(Method m) {
+  return m == Method::kPercentile ? FixedGridHistogram::kPercentileBits
+                                  : FixedGridHistogram::kLinearBits;
 }
+
+uint32_t method_passes(Method m) { return m == Method::kBest ? 2 : 1; }
 
 namespace {
 
@@ -97,51 +99,19 @@ uint64_t range_of(const float* v, size_t n, float& lo, float& hi) {
   return count;
 }
 
-// bin[i] for v[i]: min(floor(|v[i]| / width), kHistogramBins - 1), and
-// kHistogramBins (no bin) for NaN; width > 0. In float64 as the histogram's
-// definition says; the select comes before the conversion, so no NaN or
-// infinity is ever converted to an integer.
-EULERNPU_SIMD_CLONES
-void bins_of(const float* v, size_t n, double width, int32_t* bin) {
-  constexpr double kLast = kHistogramBins - 1;
-  for (size_t i = 0; i < n; ++i) {
-    const double a = std::fabs(static_cast<double>(v[i]));
-    double b = std::floor(a / width);
-    b = b < kLast ? b : kLast;
-    bin[i] = v[i] == v[i] ? static_cast<int32_t>(b) : kHistogramBins;
-  }
-}
-
-// bins_of's bins by a multiplication where it provably gives the same, the
-// others -1 for bins_of to divide (a division per value was a quarter of
-// a calibrating compile's time). inv is 1/width rounded, finite: q = |v| *
-// inv lies within 2.3e-16 of |v| / width relatively, so within 1e-12 below
-// 4096, as does the rounded quotient bins_of floors. Their floors agree
-// unless q is within that of an integer; kEdge = 1e-9 leaves a wide margin.
-// From q = 4096 on, both floors exceed the last bin. A zero is bin 0 either
-// way; NaN is kHistogramBins.
-EULERNPU_SIMD_CLONES
-void bins_by_product(const float* v, size_t n, double inv, int32_t* bin) {
-  constexpr double kLast = kHistogramBins - 1;
-  constexpr double kEdge = 1e-9;
-  for (size_t i = 0; i < n; ++i) {
-    const double a = std::fabs(static_cast<double>(v[i]));
-    const double q = a * inv;
-    const double f = std::floor(q);
-    const double r = q - f;  // NaN for an infinite q: no edge, the last bin
-    const bool edge = ((r < kEdge && a != 0) || r > 1 - kEdge) && q < 4096;
-    double b = f < kLast ? f : kLast;
-    b = edge ? -1.0 : b;
-    // The select comes before the conversion: no NaN is converted.
-    bin[i] = v[i] == v[i] ? static_cast<int32_t>(b) : kHistogramBins;
-  }
-}
-
 }  // namespace
 
-void TensorObserver::observe_range(std::span<const float> values) {
+TensorObserver::TensorObserver(std::optional<int> histogram_bits) {
+  if (histogram_bits) grid_.emplace(*histogram_bits);
+}
+
+void TensorObserver::observe(std::span<const float> values) {
   float lo = 0, hi = 0;
   const uint64_t count = range_of(values.data(), values.size(), lo, hi);
+  if (grid_) {
+    grid_->observe(values);
+    histogram_.clear();
+  }
   if (count == 0) return;
   if (!seen_) {
     min_ = lo;
@@ -154,84 +124,36 @@ void TensorObserver::observe_range(std::span<const float> values) {
   count_ += count;
 }
 
+void TensorObserver::merge(const TensorObserver& other) {
+  if (grid_.has_value() != other.grid_.has_value()) {
+    throw std::invalid_argument("an observer with a histogram and one without do not merge");
+  }
+  if (grid_) {
+    grid_->merge(*other.grid_);
+    histogram_.clear();
+  }
+  if (!other.seen_) return;
+  min_ = seen_ ? std::min(min_, other.min_) : other.min_;
+  max_ = seen_ ? std::max(max_, other.max_) : other.max_;
+  seen_ = true;
+  count_ += other.count_;
+}
+
+const FixedGridHistogram& TensorObserver::fixed_grid() const {
+  if (!grid_) throw std::logic_error("the observer keeps no histogram");
+  return *grid_;
+}
+
 double TensorObserver::abs_max() const { return std::max(std::fabs(min_), std::fabs(max_)); }
 
-void TensorObserver::observe_histogram(std::span<const float> values) {
-  if (histogram_.empty()) histogram_.assign(kHistogramBins, 0.0);
-  const double width = bin_width();
-  if (!(width > 0)) {
-    // A zero-width histogram has one bin.
-    for (const float v : values) histogram_[0] += std::isnan(v) ? 0.0 : 1.0;
-    return;
-  }
-  // Bins in blocks, counted in four interleaved integer tables (runs of one
-  // bin, the zeros after a ReLU, would otherwise wait on each other's
-  // increments), added to the float64 counts at the end, or every 2^31
-  // values, before a table could overflow. A tensor of one block adds its
-  // bins straight to the float64 counts: clearing and adding up the tables
-  // (8196 entries) cost more than a small tensor's values. Counts are
-  // whole numbers either way, so the order gives the same histogram.
-  constexpr size_t kBlock = 4096;
-  constexpr size_t kFlush = size_t{1} << 31;
-  // Per thread, kept: a calibration observes hundreds of values a sample.
-  thread_local std::vector<int32_t> bin(kBlock);
-  thread_local std::vector<uint32_t> counts(4 * (kHistogramBins + 1));
-  const bool direct = values.size() <= kBlock;
-  auto flush = [&] {
-    for (size_t k = 0; k < static_cast<size_t>(kHistogramBins); ++k) {
-      const uint64_t c = uint64_t{counts[k]} + counts[kHistogramBins + 1 + k] +
-                         counts[2 * (kHistogramBins + 1) + k] +
-                         counts[3 * (kHistogramBins + 1) + k];
-      if (c != 0) histogram_[k] += static_cast<double>(c);
-    }
-    std::fill(counts.begin(), counts.end(), 0u);
-  };
-  const double inv = 1.0 / width;
-  const bool by_product = std::isfinite(inv);  // not for a subnormal width
-  size_t since_flush = 0;
-  for (size_t b0 = 0; b0 < values.size(); b0 += kBlock) {
-    const size_t n = std::min(kBlock, values.size() - b0);
-    if (by_product) {
-      bins_by_product(values.data() + b0, n, inv, bin.data());
-      for (size_t i = 0; i < n; ++i) {
-        if (bin[i] < 0) bins_of(values.data() + b0 + i, 1, width, bin.data() + i);
-      }
-    } else {
-      bins_of(values.data() + b0, n, width, bin.data());
-    }
-    if (direct) {
-      for (size_t i = 0; i < n; ++i) {
-        if (bin[i] < kHistogramBins) histogram_[static_cast<size_t>(bin[i])] += 1.0;
-      }
-      return;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      ++counts[(i & 3) * (kHistogramBins + 1) + static_cast<size_t>(bin[i])];
-    }
-    since_flush += n;
-    if (since_flush >= kFlush) {
-      flush();
-      since_flush = 0;
-    }
-  }
-  flush();
+const std::vector<double>& TensorObserver::histogram() const {
+  if (grid_ && histogram_.empty()) histogram_ = grid_->linear(abs_max(), kHistogramBins);
+  return histogram_;
 }
 
 namespace {
 
 constexpr int kQuantizedBins = 128;  // int8 levels on one side of zero
-
-// The smallest number of leading bins holding at least `share` of the mass.
-int percentile_bins(const std::vector<double>& h, double share) {
-  const double total = std::accumulate(h.begin(), h.end(), 0.0);
-  const double target = total * share;
-  double cum = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    cum += h[i];
-    if (cum >= target) return static_cast<int>(i) + 1;
-  }
-  return static_cast<int>(h.size());
-}
 
 // ORT's / MXNet's smoothing: zero entries get eps, taken evenly from the
 // others, so that KL(p || q) stays finite. Normalizes first.
@@ -338,17 +260,24 @@ Range choose_range(const TensorObserver& obs, Method method, const MethodOptions
   }
   Range r{obs.min(), obs.max()};
   if (method != Method::kMinMax && obs.abs_max() > 0) {
-    if (obs.histogram().size() != static_cast<size_t>(kHistogramBins)) {
-      throw std::logic_error("histogram pass missing for a histogram method");
+    if (!obs.has_histogram()) {
+      throw std::logic_error("no histogram was observed for a histogram method");
     }
     int bins = kHistogramBins;
     switch (method) {
-      case Method::kPercentile:
+      case Method::kPercentile: {
         if (!(options.percentile > 0 && options.percentile <= 100)) {
           throw std::invalid_argument("percentile must be in (0, 100]");
         }
-        bins = percentile_bins(obs.histogram(), options.percentile / 100.0);
-        break;
+        // On the fixed grid itself: its bins are finer than the linear
+        // ones near the top, and spreading a sparse tail over linear bins
+        // would move the threshold into it.
+        const double t = obs.fixed_grid().quantile_edge(options.percentile / 100.0, obs.abs_max());
+        Range p = clip(obs, t);
+        p.lo = std::min(p.lo, 0.0);
+        p.hi = std::max(p.hi, 0.0);
+        return p;
+      }
       case Method::kEntropy:
         bins = entropy_bins(obs.histogram());
         break;

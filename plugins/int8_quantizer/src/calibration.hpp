@@ -1,21 +1,22 @@
 // Activation ranges from calibration data: what each method makes of the
 // values a tensor took over the calibration samples.
 //
-// Observation is two passes over the samples, so that every number is fixed
-// by the data and its order, never by floating-point accumulation order
-// across runs:
-//   1. observe_range(): the exact minimum and maximum;
-//   2. observe_histogram(): a 2048-bin histogram of |x| over [0, max|x|],
-//      counts in float64 (exact up to 2^53 values per bin).
-// minmax needs only the first pass; best adds a third:
-//   3. observe_errors(): per candidate range (candidate_ranges), the exact
-//      squared error of quantizing the observed values with it, in float64.
+// Observation is one pass over the samples: observe() takes the exact
+// minimum and maximum and counts |x| on a fixed grid (fixed_grid_histogram.hpp),
+// so every number is fixed by the values alone, never by their order or by
+// how the samples were split. The histogram methods read a 2048-bin
+// histogram of |x| over [0, max|x|] derived from it. best adds a second
+// pass: per candidate range (candidate_ranges), the exact squared error of
+// quantizing the observed values with it, in float64 (ErrorMeter).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "fixed_grid_histogram.hpp"
 
 namespace eulernpu::int8_quantizer {
 
@@ -26,31 +27,43 @@ enum class Method { kMinMax, kPercentile, kEntropy, kMse, kBest };
 Method parse_method(const std::string& name);
 const char* method_name(Method m);
 bool needs_histogram(Method m);
-// Passes over the samples the method needs (1 to 3).
+// The mantissa bits its fixed grid keeps (fixed_grid_histogram.hpp).
+int histogram_bits(Method m);
+// Passes over the samples the method needs (1, or 2 for best).
 uint32_t method_passes(Method m);
 
 inline constexpr int kHistogramBins = 2048;
 
 class TensorObserver {
  public:
-  // Pass 1. NaN values are ignored (they have no range); infinities are
-  // kept and make the range infinite, which range() reports as an error.
-  void observe_range(std::span<const float> values);
-  // Pass 2, after every sample went through pass 1.
-  void observe_histogram(std::span<const float> values);
+  // A histogram on a grid keeping `histogram_bits` mantissa bits, or none
+  // (the range alone) with std::nullopt.
+  explicit TensorObserver(std::optional<int> histogram_bits = std::nullopt);
+  // A sample's values: the range and, with a grid, the counts. NaN values
+  // are ignored (they have no range); infinities are kept and make the
+  // range infinite, which choose_range() reports as an error.
+  void observe(std::span<const float> values);
+  // Another observer's values, as if this one had seen them too; throws
+  // std::invalid_argument for another grid.
+  void merge(const TensorObserver& other);
 
   double min() const { return min_; }
   double max() const { return max_; }
   uint64_t count() const { return count_; }
   double abs_max() const;
   double bin_width() const { return abs_max() / kHistogramBins; }
-  const std::vector<double>& histogram() const { return histogram_; }
+  // kHistogramBins bins of width bin_width() over [0, abs_max()], derived
+  // from the fixed grid's counts; empty if no histogram was observed.
+  const std::vector<double>& histogram() const;
+  bool has_histogram() const { return grid_.has_value(); }
+  const FixedGridHistogram& fixed_grid() const;
 
  private:
   double min_ = 0, max_ = 0;
   bool seen_ = false;
   uint64_t count_ = 0;
-  std::vector<double> histogram_;
+  std::optional<FixedGridHistogram> grid_;
+  mutable std::vector<double> histogram_;  // derived on first use
 };
 
 struct Range {
@@ -65,8 +78,8 @@ struct MethodOptions {
 // exactly representable) and never wider than the observed [min, max]. The
 // histogram methods choose a threshold T on |x| and clip to
 // [max(min, -T), min(max, T)]:
-//  - percentile: the smallest bin edge below which `percentile` % of the
-//    |x| counts lie;
+//  - percentile: the smallest edge of the fixed grid below which
+//    `percentile` % of the |x| counts lie (whole counts, no linear bins);
 //  - entropy: TensorRT's KL-divergence search (for i = 128..2048 bins:
 //    P = the first i bins with the rest folded into bin i-1, Q = P merged
 //    into 128 levels and spread back over its non-empty bins; the i with
@@ -94,7 +107,7 @@ struct Candidate {
 };
 std::vector<Candidate> candidate_ranges(const TensorObserver& obs);
 
-// Pass 3 of method best: the squared error each candidate's int8
+// Pass 2 of method best: the squared error each candidate's int8
 // parameters (scale rounded to float32, as the graph stores it) give the
 // values, summed in float64; best() is the candidate with the least.
 class ErrorMeter {

@@ -113,7 +113,7 @@ std::optional<std::pair<std::string, QParams>> Rewriter::int8_constant(const std
   if (!t || t->dtype != ENP_DTYPE_FLOAT32) return std::nullopt;
   const std::vector<float> v = float_values(*t);
   TensorObserver obs;
-  obs.observe_range(v);
+  obs.observe(v);
   if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) return std::nullopt;
   const QParams p = to_qparams(activation_params(choose_range(obs, Method::kMinMax)));
   std::vector<int8_t> q(v.size());

@@ -50,7 +50,7 @@ Rewriter::Reason Rewriter::elementwise(size_t index) {
       p[i] = *params_of(n.inputs[i]);
     } else {
       TensorObserver obs;
-      obs.observe_range(float_values(*src_.initializer(n.inputs[i])));
+      obs.observe(float_values(*src_.initializer(n.inputs[i])));
       if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) return "a constant is not finite";
       p[i] = to_qparams(activation_params(choose_range(obs, Method::kMinMax)));
     }
@@ -163,7 +163,7 @@ Rewriter::Reason Rewriter::pooling(size_t index) {
         params.push_back(*params_of(in));
       } else {
         TensorObserver obs;
-        obs.observe_range(float_values(*src_.initializer(in)));
+        obs.observe(float_values(*src_.initializer(in)));
         if (!std::isfinite(obs.min()) || !std::isfinite(obs.max()))
           return "a constant is not finite";
         params.push_back(to_qparams(activation_params(choose_range(obs, Method::kMinMax))));

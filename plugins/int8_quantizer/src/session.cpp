@@ -163,9 +163,16 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
       if (n != 0) std::memcpy(copy.data(), t.data, n * sizeof(float));
       buffer = copy;
     }
-    TensorObserver& obs = observers_[t.name];
+    auto found = observers_.find(t.name);
+    if (found == observers_.end()) {
+      const std::optional<int> bits = needs_histogram(options_.method)
+                                          ? std::optional<int>(histogram_bits(options_.method))
+                                          : std::nullopt;
+      found = observers_.emplace(t.name, TensorObserver(bits)).first;
+    }
+    TensorObserver& obs = found->second;
     if (pass == 0) {
-      obs.observe_range(buffer);
+      obs.observe(buffer);
       for (MeanSource& m : mean_sources_) {
         if (m.value != t.name || !t.dims || t.rank == 0) continue;
         const std::span<const int64_t> dims(t.dims, t.rank);
@@ -185,8 +192,6 @@ void Session::observe(uint32_t pass, std::span<const enp_tensor_t> values) {
           m.failed = true;
         }
       }
-    } else if (pass == 1) {
-      obs.observe_histogram(buffer);
     } else {
       if (!std::isfinite(obs.min()) || !std::isfinite(obs.max())) continue;  // quantize() says so
       auto it = errors_.find(t.name);

@@ -41,7 +41,7 @@ class Session : public sdk::QuantSession {
   OwnedGraph graph_;
   SessionOptions options_;
   std::map<std::string, TensorObserver> observers_;
-  std::map<std::string, ErrorMeter> errors_;  // method best, pass 3
+  std::map<std::string, ErrorMeter> errors_;  // method best, pass 2
   // Bias correction: per Conv (tap means) or Gemm / MatMul by a constant
   // (means along A's last axis), its input's means.
   struct MeanSource {
@@ -58,7 +58,7 @@ class Session : public sdk::QuantSession {
     bool failed = false;
   };
   std::vector<MomentSource> moment_sources_;
-  uint64_t samples_[3] = {0, 0, 0};
+  uint64_t samples_[2] = {0, 0};
 };
 
 }  // namespace eulernpu::int8_quantizer

@@ -9,10 +9,10 @@
 
 #include "depthwise_layout.hpp"
 #include "eulernpu/kernels/int8_gemm_packed.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 #include "qconv_vnni.hpp"
 #include "requantize_row.hpp"
 #include "scratch.hpp"
-#include "simd_clones.hpp"
 
 namespace eulernpu::kernels {
 namespace {

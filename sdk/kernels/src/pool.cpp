@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "simd_clones.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 
 namespace eulernpu::kernels {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "simd_clones.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 
 namespace eulernpu::kernels::detail {
 

@@ -28,7 +28,7 @@
 
 #include "elementwise_common.hpp"
 #include "eulernpu/kit/lowered_graph.hpp"
-#include "simd_clones.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 
 namespace eulernpu::kit::elementwise {
 

@@ -16,9 +16,9 @@
 #include "depthwise_layout.hpp"
 #include "elementwise_chain.hpp"
 #include "eulernpu/kit/errors.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
-#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 

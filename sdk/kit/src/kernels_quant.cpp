@@ -15,12 +15,12 @@
 #include <limits>
 
 #include "eulernpu/kit/errors.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "float16.hpp"
 #include "kernel_util.hpp"
 #include "lowbit.hpp"
 #include "operands.hpp"
-#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "eulernpu/kernels/movement.hpp"
 #include "eulernpu/kit/errors.hpp"
+#include "eulernpu/sdk/simd_clones.hpp"
 #include "eulernpu/sdk/status.hpp"
 #include "kernel_util.hpp"
-#include "simd_clones.hpp"
 
 namespace eulernpu::kit {
 namespace {
