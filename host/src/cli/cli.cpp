@@ -59,4 +59,15 @@ std::string optional_string(const cxxopts::ParseResult& args, const std::string&
   return args.count(name) ? args[name].as<std::string>() : std::string();
 }
 
+std::string output_path(const cxxopts::ParseResult& args, const std::string& command,
+                        bool required) {
+  if (args.count("out") && args.count("output")) {
+    throw UserError("invalid command line", "--out and --output name the same thing",
+                    "give only one of them");
+  }
+  if (args.count("output")) return args["output"].as<std::string>();
+  if (required) require(args, command, "out");
+  return optional_string(args, "out");
+}
+
 }  // namespace eulernpu::host

@@ -57,4 +57,9 @@ void require(const cxxopts::ParseResult& args, const std::string& command, const
 // The option's value, or "" if it was not given.
 std::string optional_string(const cxxopts::ParseResult& args, const std::string& name);
 
+// --out or its spelling --output (seed 000's): the path, "" if neither was
+// given and it is not `required`; both given is a UserError.
+std::string output_path(const cxxopts::ParseResult& args, const std::string& command,
+                        bool required);
+
 }  // namespace eulernpu::host

@@ -10,6 +10,7 @@
 #include "ir/finalize.hpp"
 #include "ir/optimize.hpp"
 #include "pipeline/compile_pipeline.hpp"
+#include "pipeline/target_choice.hpp"
 #include "plugins/backend_calls.hpp"
 #include "plugins/frontend_calls.hpp"
 
@@ -48,10 +49,14 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   options.add_options()("out", "artifact to write: a directory, or one file if it ends in .mxq",
                         cxxopts::value<std::string>())("output", "the same as --out",
                                                        cxxopts::value<std::string>())(
-      "backend", "lowering target", cxxopts::value<std::string>()->default_value("cpu_ref"))(
-      "target-device", "device of the backend (default: its first)", cxxopts::value<std::string>())(
-      "inference-scheme", "core mode baked into the artifact (default: the device's)",
+      "backend",
+      "lowering target (default: the backend listing --target-device, else cpu_ref); a "
+      "frontend's name (onnx) names the model's source framework instead",
       cxxopts::value<std::string>())(
+      "target-device", "device of the backend (default: its first); alone, it picks the backend",
+      cxxopts::value<std::string>())("inference-scheme",
+                                     "core mode baked into the artifact (default: the device's)",
+                                     cxxopts::value<std::string>())(
       "cpu-offload",
       "nodes the backend cannot lower run on cpu_ref: auto (anywhere), edges (head and tail "
       "only) or none (refuse)",
@@ -64,20 +69,18 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
                                      cxxopts::value<std::vector<std::string>>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
-  if (args->count("out") && args->count("output")) {
-    throw UserError("invalid command line", "--out and --output name the same thing",
-                    "give only one of them");
-  }
-  const std::string out =
-      args->count("output") ? (*args)["output"].as<std::string>() : optional_string(*args, "out");
-  if (!args->count("output")) require(*args, command, "out");
+  const std::string out = output_path(*args, command, true);
   if (command == "quantize") require(*args, command, "calib-data-path");
 
   const CpuOffload offload = parse_cpu_offload((*args)["cpu-offload"].as<std::string>());
-  const LoadedPlugin& backend = ctx.registry().backend((*args)["backend"].as<std::string>());
+  const TargetChoice target = choose_target(
+      ctx.registry(), {optional_string(*args, "backend"), optional_string(*args, "frontend"),
+                       optional_string(*args, "target-device"), true});
+  if (!target.note.empty()) std::printf("Target   %s\n", target.note.c_str());
+  const LoadedPlugin& backend = *target.backend;
   const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
                                                   optional_string(*args, "inference-scheme"));
-  LoadedModel loaded = load_model(ctx, *args, command);
+  LoadedModel loaded = load_model(ctx, *args, command, target.frontend);
   ImportedModel& m = loaded.imported;
   const std::string& model_path = loaded.path;
   if (!m.unbound_weights.empty()) {

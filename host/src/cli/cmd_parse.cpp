@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "formats/ir_file.hpp"
 #include "ir/optimize.hpp"
+#include "pipeline/target_choice.hpp"
 #include "plugins/backend_calls.hpp"
 
 namespace eulernpu::host {
@@ -17,11 +18,17 @@ int cmd_parse(Context& ctx, int argc, char** argv) {
   add_model_options(options, false);
   options.add_options()("output", "IR file to write (.mblt)", cxxopts::value<std::string>())(
       "optimize", "apply the graph rewrites quantization starts with (docs/optimization.md)")(
-      "equalize", "with --optimize: also cross-layer equalization, as quantize --equalize");
+      "equalize", "with --optimize: also cross-layer equalization, as quantize --equalize")(
+      "backend", "the model's source framework, as --frontend (onnx, spec)",
+      cxxopts::value<std::string>());
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   require(*args, "parse", "output");
-  LoadedModel loaded = load_model(ctx, *args, "parse");
+  const TargetChoice target = choose_target(
+      ctx.registry(),
+      {optional_string(*args, "backend"), optional_string(*args, "frontend"), "", false});
+  if (!target.note.empty()) std::printf("Target   %s\n", target.note.c_str());
+  LoadedModel loaded = load_model(ctx, *args, "parse", target.frontend);
   onnx::ModelProto& model = loaded.imported.model;
   if (args->count("optimize")) {
     ir::OptimizeOptions optimize;

@@ -19,7 +19,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   options.add_options()("artifact", "artifact directory or .mxq file",
                         cxxopts::value<std::string>())(
       "input", "input tensors (.npz, keyed by input name)", cxxopts::value<std::string>())(
-      "out", "result .npz to write", cxxopts::value<std::string>())(
+      "out", "result .npz to write", cxxopts::value<std::string>())("output", "the same as --out",
+                                                                    cxxopts::value<std::string>())(
       "inference-scheme", "must match the artifact's core mode if given",
       cxxopts::value<std::string>())("threads", "worker threads (0 = backend default)",
                                      cxxopts::value<int>()->default_value("0"))(
@@ -32,9 +33,8 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   if (!args) return 0;
   const bool estimate_only = args->count("estimate-only") != 0;
   require(*args, "run", "artifact");
-  if (!estimate_only) {
-    for (const char* name : {"input", "out"}) require(*args, "run", name);
-  }
+  if (!estimate_only) require(*args, "run", "input");
+  const std::string out = output_path(*args, "run", !estimate_only);
 
   const Artifact artifact = Artifact::open((*args)["artifact"].as<std::string>());
   const nlohmann::json manifest = read_manifest(artifact);
@@ -115,7 +115,7 @@ int cmd_run(Context& ctx, int argc, char** argv) {
   // Outputs in the model's order, each exactly once, as declared.
   const std::vector<Tensor> ordered =
       take_declared_outputs(backend, manifest["outputs"], outputs, "");
-  write_npz((*args)["out"].as<std::string>(), ordered);
+  write_npz(out, ordered);
 
   std::string shapes;
   for (const Tensor& t : ordered) shapes += (shapes.empty() ? "" : ", ") + shape_string(t.shape);

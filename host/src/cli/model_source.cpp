@@ -55,7 +55,8 @@ std::vector<std::pair<std::string, std::string>> backend_options(const cxxopts::
   return out;
 }
 
-LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command) {
+LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command,
+                       const std::string& frontend) {
   const size_t given = args.count("spec") + args.count("model") + args.count("mblt");
   if (given != 1) {
     throw UserError("missing required option",
@@ -79,7 +80,7 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
   }
   out.path = args[args.count("spec") ? "spec" : "model"].as<std::string>();
   ImportOptions import;
-  import.frontend = optional_string(args, "frontend");
+  import.frontend = frontend.empty() ? optional_string(args, "frontend") : frontend;
   // An IR file given as a source model: no frontend reads it, and the
   // generic error would not say which option does.
   if (import.frontend.empty() && std::filesystem::path(out.path).extension() == ".mblt") {

@@ -31,8 +31,9 @@ std::vector<std::pair<std::string, std::string>> name_values(const cxxopts::Pars
 // the threads, ...) are refused.
 std::vector<std::pair<std::string, std::string>> backend_options(const cxxopts::ParseResult& args);
 
-// Loads the one model the options name. Throws UserError if none or more
-// than one is given.
-LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command);
+// Loads the one model the options name, with `frontend` if not empty (else
+// --frontend's). Throws UserError if none or more than one is given.
+LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command,
+                       const std::string& frontend = {});
 
 }  // namespace eulernpu::host
