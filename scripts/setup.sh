@@ -16,6 +16,8 @@ packages=(
   libzip-dev zipcmp zipmerge ziptool
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy python3-onnx python3-sklearn
+  # The Python module (python/, docs/python.md) and its tests.
+  pybind11-dev python3-dev python3-pytest
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user
   # Exported bundles are cross-built once per model in the tests: ccache
   # compiles the kernel files they share once (tests/cli/test_zynq_bundle.py).

@@ -1,0 +1,106 @@
+"""eulernpu from Python: the compiler's commands, run in this process.
+
+    from eulernpu import mxq_compile
+
+    mxq_compile(
+        model="model.onnx",
+        backend="onnx",
+        calib_data_path="calibration/digits",
+        target_device="npu8",
+        save_path="model.mxq",
+    )
+
+The functions drive the same code as the `eulernpu` command line (no
+second program is started): `mxq_compile` is `eulernpu compile`, `parse`
+and `quantize` the two steps of it, and `python3 -m eulernpu COMMAND ...`
+takes the command line's arguments. Errors raise `eulernpu.Error`
+subclasses (eulernpu.errors) with the command line's title, where, fix and
+catalog link. docs/python.md has the whole guide.
+"""
+import os
+
+from . import _native
+from .errors import (ArtifactError, BackendError, CalibrationError, ConfigError, Error,
+                     InputFileError, LimitError, ModelError, PluginError, RunError, UsageError)
+
+__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "Error", "LimitError",
+           "InputFileError", "ModelError", "CalibrationError", "ConfigError", "BackendError",
+           "ArtifactError", "RunError", "UsageError", "PluginError"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _installed_plugin_dir():
+    """The plugins beside this module: <build>/lib/eulernpu/plugins in the
+    build tree (<build>/python/eulernpu), <prefix>/lib/eulernpu/plugins
+    once installed (<prefix>/lib/pythonX.Y/dist-packages/eulernpu)."""
+    for rel in (("..", "..", "lib", "eulernpu", "plugins"), ("..", "..", "..", "eulernpu", "plugins")):
+        d = os.path.normpath(os.path.join(_HERE, *rel))
+        if os.path.isdir(d):
+            return d
+    return os.path.normpath(os.path.join(_HERE, "..", "..", "lib", "eulernpu", "plugins"))
+
+
+def run_cli(args, plugin_dirs=None):
+    """Runs one command line, `args` as after `eulernpu` (["compile",
+    "--model", ...]), with `plugin_dirs` as --plugin-dir. Returns the exit
+    status; an error raises Error."""
+    argv = ["eulernpu"]
+    for d in plugin_dirs or []:
+        argv += ["--plugin-dir", os.fspath(d)]
+    argv += [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
+    return _native.run(argv, _installed_plugin_dir())
+
+
+def _shape_options(input_shapes):
+    out = []
+    for name, dims in (input_shapes or {}).items():
+        out += ["--input-shape", f"{name}={','.join(str(int(d)) for d in dims)}"]
+    return out
+
+
+def _options(**named):
+    """--name value for each given keyword (underscores as dashes)."""
+    out = []
+    for key, value in named.items():
+        if value is not None:
+            out += ["--" + key.replace("_", "-"), os.fspath(value)]
+    return out
+
+
+def _check(status, command):
+    if status != 0:
+        raise Error("internal error", f"eulernpu {command} returned {status}",
+                    "report this as a bug", "docs/errors.md")
+
+
+def mxq_compile(model, save_path, calib_data_path=None, backend=None, target_device=None,
+                inference_scheme=None, config=None, preset=None, input_shapes=None,
+                cpu_offload=None, plugin_dirs=None):
+    """Compiles `model` into the artifact `save_path` (a directory, or one
+    file if it ends in .mxq): int8 with `calib_data_path`, else float32.
+    As on the command line, `backend` may name the source framework
+    ("onnx") and `target_device` alone picks the backend listing it.
+    `input_shapes` fixes dynamic dimensions: {"input": (1, 3, 224, 224)}."""
+    args = ["compile", "--model", os.fspath(model)] + _options(
+        backend=backend, target_device=target_device, inference_scheme=inference_scheme,
+        calib_data_path=calib_data_path, config=config, preset=preset, cpu_offload=cpu_offload,
+        output=save_path) + _shape_options(input_shapes)
+    _check(run_cli(args, plugin_dirs), "compile")
+
+
+def parse(model, save_path, backend=None, input_shapes=None, plugin_dirs=None):
+    """Parses `model` into the IR file `save_path` (.mblt), as `eulernpu parse`."""
+    args = ["parse", "--model", os.fspath(model)] + _options(
+        backend=backend, output=save_path) + _shape_options(input_shapes)
+    _check(run_cli(args, plugin_dirs), "parse")
+
+
+def quantize(mblt, calib_data_path, save_path, backend=None, target_device=None,
+             inference_scheme=None, config=None, preset=None, plugin_dirs=None):
+    """Calibrates and quantizes the IR file `mblt` and compiles it into
+    `save_path`, as `eulernpu quantize`."""
+    args = ["quantize", "--mblt", os.fspath(mblt)] + _options(
+        calib_data_path=calib_data_path, backend=backend, target_device=target_device,
+        inference_scheme=inference_scheme, config=config, preset=preset, output=save_path)
+    _check(run_cli(args, plugin_dirs), "quantize")

@@ -1,0 +1,157 @@
+"""The Python module: seed 000's call as written, parse then quantize, the
+error classes, and `python3 -m eulernpu`. Run by ctest (python.module) with
+PYTHONPATH=<build>/python and EULERNPU_BIN naming the built program."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import eulernpu
+from eulernpu import errors
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DIGITS = os.path.join(SOURCE_DIR, "examples", "digits")
+EULERNPU = os.environ.get("EULERNPU_BIN", "eulernpu")
+
+
+@pytest.fixture
+def seed_dir(tmp_path, monkeypatch):
+    """The seed's layout: model.onnx (the digits CNN at batch 1, so that it
+    needs no --input-shape) and calibration/digits, in the working directory."""
+    # onnx in a child: its protobuf registrations stay out of this process.
+    subprocess.run([sys.executable, "-c",
+                    "import onnx, sys; m = onnx.load(sys.argv[1]); "
+                    "d = m.graph.input[0].type.tensor_type.shape.dim[0]; d.Clear(); "
+                    "d.dim_value = 1; onnx.save(m, sys.argv[2])",
+                    os.path.join(DIGITS, "cnn.onnx"), str(tmp_path / "model.onnx")], check=True)
+    shutil.copytree(os.path.join(DIGITS, "calib"), tmp_path / "calibration" / "digits")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def files_of(path):
+    with zipfile.ZipFile(path) as z:
+        return {n: z.read(n) for n in z.namelist()}
+
+
+def without_command_line(files):
+    manifest = json.loads(files["manifest.json"])
+    del manifest["command_line"]
+    return dict(files, **{"manifest.json": manifest})
+
+
+def test_the_seed_call_as_written(seed_dir, capfd):
+    from eulernpu import mxq_compile
+
+    mxq_compile(
+        model="model.onnx",
+        backend="onnx",
+        calib_data_path="calibration/digits",
+        target_device="npu8",
+        save_path="model.mxq",
+    )
+    out = capfd.readouterr().out
+    assert "--target-device npu8 is backend npu_sim's" in out
+    assert "Compile  OK: 6 ops lowered (int8)" in out
+    # The command line's explicit flags give the same bytes, the recorded
+    # command line aside.
+    subprocess.run([EULERNPU, "compile", "--model", "model.onnx", "--frontend", "onnx",
+                    "--backend", "npu_sim", "--calib-data-path", "calibration/digits",
+                    "--target-device", "npu8", "--out", "flags.mxq"], check=True,
+                   capture_output=True)
+    got, want = files_of("model.mxq"), files_of("flags.mxq")
+    assert json.loads(got["manifest.json"])["command_line"][:2] == ["eulernpu", "compile"]
+    assert without_command_line(got) == without_command_line(want)
+    # And it runs.
+    first = sorted(os.listdir("calibration/digits"))[0]
+    np.savez("in.npz", input=np.load(os.path.join("calibration/digits", first)))
+    for art, out in (("model.mxq", "seed.npz"), ("flags.mxq", "flags.npz")):
+        subprocess.run([EULERNPU, "run", "--artifact", art, "--input", "in.npz", "--output", out],
+                       check=True, capture_output=True)
+    with np.load("seed.npz") as a, np.load("flags.npz") as b:
+        assert a.files == b.files and a[a.files[0]].tobytes() == b[b.files[0]].tobytes()
+
+
+def test_parse_then_quantize(seed_dir):
+    eulernpu.parse("model.onnx", "model.mblt", backend="onnx")
+    eulernpu.quantize("model.mblt", "calibration/digits", "model.mxq", target_device="npu8")
+    manifest = json.loads(files_of("model.mxq")["manifest.json"])
+    assert manifest["backend"]["name"] == "npu_sim"
+    assert manifest["calibration"]["samples"] == len(os.listdir("calibration/digits"))
+    # Path-like arguments are accepted as well as strings.
+    eulernpu.mxq_compile(seed_dir / "model.onnx", seed_dir / "f32.mxq")
+    assert json.loads(files_of("f32.mxq")["manifest.json"])["backend"]["name"] == "cpu_ref"
+
+
+def test_errors_are_classes_with_the_three_lines(seed_dir):
+    with pytest.raises(eulernpu.InputFileError) as e:
+        eulernpu.mxq_compile(model="missing.onnx", save_path="x.mxq")
+    assert e.value.title == "file not found"
+    assert "missing.onnx" in e.value.where
+    assert e.value.fix
+    assert e.value.see == "docs/errors.md#file-not-found"
+    assert str(e.value).startswith("file not found\n  where: ")
+    assert isinstance(e.value, eulernpu.Error)
+    with pytest.raises(eulernpu.BackendError) as e:
+        eulernpu.mxq_compile("model.onnx", "x.mxq", target_device="zcu104")
+    assert e.value.title == "target device is ambiguous"
+    assert "fpga_board, zynq_ps" in e.value.where
+    with pytest.raises(eulernpu.ConfigError):
+        eulernpu.mxq_compile("model.onnx", "x.mxq", calib_data_path="calibration/digits",
+                             preset="nonsense")
+    with pytest.raises(eulernpu.CalibrationError):
+        os.makedirs("empty")
+        eulernpu.mxq_compile("model.onnx", "x.mxq", calib_data_path="empty")
+    with pytest.raises(eulernpu.UsageError):
+        eulernpu.run_cli(["compile", "--nonsense"])
+    assert not os.path.exists("x.mxq")
+
+
+def test_every_catalog_entry_has_its_class():
+    with open(os.path.join(SOURCE_DIR, "docs", "errors.md"), encoding="utf-8") as f:
+        headings = [line[3:].strip() for line in f if line.startswith("## ")]
+    groups = [h for h in headings if h in errors.SECTIONS or h == "The three common errors"]
+    assert sorted(groups) == sorted(list(errors.SECTIONS) + ["The three common errors"])
+    titles = [h for h in headings if h not in groups]
+    table = errors.catalog()
+    assert set(table) == set(titles)
+    assert all(cls is not errors.Error and issubclass(cls, errors.Error) for cls in table.values())
+    assert errors.class_for("backend lowering missing for op Conv") is eulernpu.BackendError
+    assert errors.class_for("no such title") is eulernpu.Error
+
+
+def test_python_m_eulernpu_mirrors_the_command_line(seed_dir):
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, "-m", "eulernpu", "plugins"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "cpu_ref" in r.stdout and "npu_sim" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "eulernpu", "compile", "--model", "model.onnx",
+                        "--backend", "onnx", "--output", "m.mxq"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists("m.mxq")
+    r = subprocess.run([sys.executable, "-m", "eulernpu", "compile", "--model", "missing.onnx",
+                        "--output", "n.mxq"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1
+    assert r.stderr.startswith("error: file not found\n  where: ")
+    assert "  See: docs/errors.md#file-not-found" in r.stderr
+    assert not os.path.exists("n.mxq")
+
+
+def test_the_guides_snippets_run(seed_dir):
+    """docs/python.md's Python blocks, in order, in the seed's layout."""
+    with open(os.path.join(SOURCE_DIR, "docs", "python.md"), encoding="utf-8") as f:
+        text = f.read()
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert len(blocks) == 3
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), {})
+    assert os.path.exists("model.mxq") and os.path.exists("model_q.mxq")
+    assert not os.path.exists("x.mxq")
