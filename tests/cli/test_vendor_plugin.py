@@ -72,6 +72,23 @@ class VendorPluginTest(CliTestCase):
 
     # --- the build ------------------------------------------------------------
 
+    def test_installed_python_module_finds_the_installed_plugins(self):
+        # docs/install.md: the module under lib/python3.11/dist-packages finds
+        # the plugins of its own prefix, and a vendor's with plugin_dirs.
+        site = os.path.join(self.prefix, "lib", "python3.11", "dist-packages")
+        self.assertTrue(os.path.isfile(os.path.join(site, "eulernpu", "errors.md")))
+        env = dict(os.environ, PYTHONPATH=site)
+        env.pop("EULERNPU_PLUGIN_PATH", None)
+        code = ("import sys, eulernpu; "
+                "sys.exit(eulernpu.run_cli(['plugins'], plugin_dirs=[sys.argv[1]]))")
+        r = subprocess.run(["/usr/bin/python3", "-c", code, self.vendor_build],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(os.path.join(self.prefix, "lib", "eulernpu", "plugins",
+                                   "libeulernpu_cpu_ref.so"), r.stdout)
+        self.assertIn("acme_npu", r.stdout)
+
+
     def test_installed_kernel_library_links_out_of_tree(self):
         # docs/kernels.md's snippet: a project of its own links
         # EulerNpu::kernels from the installed package and runs a kernel.
