@@ -17,13 +17,16 @@ takes the command line's arguments. Errors raise `eulernpu.Error`
 subclasses (eulernpu.errors) with the command line's title, where, fix and
 catalog link. docs/python.md has the whole guide.
 """
+import json
 import os
+import sys
+import tempfile
 
 from . import _native
 from .errors import (ArtifactError, BackendError, CalibrationError, ConfigError, Error,
                      InputFileError, LimitError, ModelError, PluginError, RunError, UsageError)
 
-__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "Error", "LimitError",
+__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "plugins", "capabilities", "Error", "LimitError",
            "InputFileError", "ModelError", "CalibrationError", "ConfigError", "BackendError",
            "ArtifactError", "RunError", "UsageError", "PluginError"]
 
@@ -104,3 +107,37 @@ def quantize(mblt, calib_data_path, save_path, backend=None, target_device=None,
         calib_data_path=calib_data_path, backend=backend, target_device=target_device,
         inference_scheme=inference_scheme, config=config, preset=preset, output=save_path)
     _check(run_cli(args, plugin_dirs), "quantize")
+
+
+def _captured(args, plugin_dirs=None):
+    """Runs a command line with the process's standard output (file
+    descriptor 1, where the commands print) going to a temporary file, and
+    returns what it printed. The redirection is the whole process's: not
+    for two calls at once."""
+    with tempfile.TemporaryFile() as f:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            os.dup2(f.fileno(), 1)
+            _check(run_cli(args, plugin_dirs), args[0])
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return f.read().decode("utf-8")
+
+
+def plugins(plugin_dirs=None):
+    """What `eulernpu plugins --json` prints, as Python data: the plugin
+    ABI, the search path, every loaded plugin (name, kind, version, abi,
+    path, description) and every rejected library with the reason."""
+    return json.loads(_captured(["plugins", "--json"], plugin_dirs))
+
+
+def capabilities(backend=None, op=None, plugin_dirs=None):
+    """What `eulernpu capabilities --json` prints, as Python data: per
+    backend its devices (core modes, default first) and the ops it declares
+    with their dtypes, and the op x backend matrix. `backend` and `op`
+    narrow it as the options do."""
+    return json.loads(_captured(["capabilities", "--json"] + _options(backend=backend, op=op),
+                                plugin_dirs))

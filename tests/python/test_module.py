@@ -150,8 +150,29 @@ def test_the_guides_snippets_run(seed_dir):
     with open(os.path.join(SOURCE_DIR, "docs", "python.md"), encoding="utf-8") as f:
         text = f.read()
     blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
     assert os.path.exists("model.mxq") and os.path.exists("model_q.mxq")
     assert not os.path.exists("x.mxq")
+
+
+def test_plugins_and_capabilities_as_data(tmp_path, capfd):
+    p = eulernpu.plugins()
+    names = {x["name"]: x for x in p["plugins"]}
+    assert {"cpu_ref", "npu_sim", "onnx", "int8_quantizer"} <= set(names)
+    assert names["npu_sim"]["kind"] == "backend" and names["onnx"]["kind"] == "frontend"
+    assert p["abi"] == names["cpu_ref"]["abi"]
+    c = eulernpu.capabilities(backend="npu_sim")
+    assert [b["name"] for b in c["backends"]] == ["npu_sim"]
+    npu8 = next(d for d in c["backends"][0]["devices"] if d["name"] == "npu8")
+    assert npu8["default_core_mode"] in npu8["core_modes"]
+    assert "float32" in eulernpu.capabilities(op="Conv")["matrix"]["Conv"]["cpu_ref"]
+    # Nothing of the JSON reached the caller's output.
+    assert "backends" not in capfd.readouterr().out
+    with pytest.raises(eulernpu.BackendError):
+        eulernpu.capabilities(backend="nosuch")
+    # A directory of no plugins is searched as --plugin-dir is.
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert str(empty) in [d["path"] for d in eulernpu.plugins([empty])["search_path"]]
