@@ -26,7 +26,7 @@ from . import _native
 from .errors import (ArtifactError, BackendError, CalibrationError, ConfigError, Error,
                      InputFileError, LimitError, ModelError, PluginError, RunError, UsageError)
 
-__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "plugins", "capabilities", "Error", "LimitError",
+__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "plugins", "capabilities", "Artifact", "Error", "LimitError",
            "InputFileError", "ModelError", "CalibrationError", "ConfigError", "BackendError",
            "ArtifactError", "RunError", "UsageError", "PluginError"]
 
@@ -141,3 +141,39 @@ def capabilities(backend=None, op=None, plugin_dirs=None):
     narrow it as the options do."""
     return json.loads(_captured(["capabilities", "--json"] + _options(backend=backend, op=op),
                                 plugin_dirs))
+
+
+class Artifact:
+    """A compiled artifact (a directory or a .mxq file), opened once: its
+    files checked against its manifest and its backend loaded, as `eulernpu
+    run` does. `inputs` and `outputs` list each tensor's name, shape and
+    dtype (numpy's name); `manifest` is manifest.json as a dict."""
+
+    def __init__(self, path, plugin_dirs=None):
+        self.path = os.fspath(path)
+        self._native = _native.Artifact(self.path, [os.fspath(d) for d in plugin_dirs or []],
+                                        _installed_plugin_dir())
+        self.manifest = json.loads(self._native.manifest())
+        self.inputs = [_describe(d) for d in self.manifest["inputs"]]
+        self.outputs = [_describe(d) for d in self.manifest["outputs"]]
+
+    def run(self, feeds, threads=0, report=False):
+        """Runs the artifact on {input name: numpy array} and returns
+        {output name: numpy array} in the manifest's order. Arrays in C
+        order are read as they are (others are copied into it); the outputs
+        are the backend's result buffers, not copies. `report` asks the
+        backend for its report (npu_sim attaches one to every run)."""
+        return self._native.run(dict(feeds), int(threads), bool(report))
+
+    def report(self):
+        """The report the backend attached to the last run (a dict:
+        npu_sim's cycles, memory and traffic, ...), or None."""
+        text = self._native.last_report()
+        return json.loads(text) if text else None
+
+    def __repr__(self):
+        return f"Artifact({self.path!r}, backend {self.manifest['backend']['name']!r})"
+
+
+def _describe(decl):
+    return {"name": decl["name"], "shape": tuple(decl["shape"]), "dtype": decl["dtype"]}

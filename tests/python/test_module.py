@@ -150,7 +150,7 @@ def test_the_guides_snippets_run(seed_dir):
     with open(os.path.join(SOURCE_DIR, "docs", "python.md"), encoding="utf-8") as f:
         text = f.read()
     blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
     assert os.path.exists("model.mxq") and os.path.exists("model_q.mxq")
@@ -176,3 +176,56 @@ def test_plugins_and_capabilities_as_data(tmp_path, capfd):
     empty = tmp_path / "none"
     empty.mkdir()
     assert str(empty) in [d["path"] for d in eulernpu.plugins([empty])["search_path"]]
+
+
+def test_artifact_runs_numpy_arrays_in_process(seed_dir):
+    eulernpu.mxq_compile("model.onnx", "npu.mxq", calib_data_path="calibration/digits",
+                         target_device="npu8")
+    art = eulernpu.Artifact("npu.mxq")
+    assert art.inputs == [{"name": "input", "shape": (1, 1, 8, 8), "dtype": "float32"}]
+    assert art.outputs == [{"name": "logits", "shape": (1, 10), "dtype": "float32"}]
+    assert art.manifest["backend"]["name"] == "npu_sim"
+    x = np.load(os.path.join("calibration/digits", sorted(os.listdir("calibration/digits"))[0]))
+    got = art.run({"input": x})
+    assert list(got) == ["logits"]
+    assert got["logits"].shape == (1, 10) and got["logits"].dtype == np.float32
+    # The bytes `eulernpu run` writes for the same input.
+    np.savez("in.npz", input=x)
+    subprocess.run([EULERNPU, "run", "--artifact", "npu.mxq", "--input", "in.npz", "--out",
+                    "cli.npz"], check=True, capture_output=True)
+    with np.load("cli.npz") as cli:
+        assert cli["logits"].tobytes() == got["logits"].tobytes()
+    # Another layout of the same values gives the same bytes; the result owns
+    # its memory.
+    fortran = np.asfortranarray(x)
+    assert not fortran.flags.c_contiguous
+    assert art.run({"input": fortran})["logits"].tobytes() == got["logits"].tobytes()
+    assert got["logits"].flags.owndata is False and got["logits"].base is not None
+    # npu_sim reports every run.
+    report = art.report()
+    assert report is not None and "summary" in report
+
+
+def test_artifact_errors(seed_dir):
+    with pytest.raises(eulernpu.InputFileError):
+        eulernpu.Artifact("missing.mxq")
+    eulernpu.mxq_compile("model.onnx", "f32")
+    art = eulernpu.Artifact(seed_dir / "f32")
+    assert art.report() is None
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    with pytest.raises(eulernpu.RunError) as e:
+        art.run({"input": x.astype(np.float64)})
+    assert e.value.title == "input tensor dtype mismatch"
+    with pytest.raises(eulernpu.RunError) as e:
+        art.run({"input": x[:, :, :4]})
+    assert e.value.title == "input tensor shape mismatch"
+    with pytest.raises(eulernpu.RunError) as e:
+        art.run({})
+    assert e.value.title == "input tensor key not found"
+    with pytest.raises(eulernpu.RunError) as e:
+        art.run({"input": x, "extra": x})
+    assert e.value.title == "input tensor not in model"
+    with pytest.raises(eulernpu.BackendError) as e:
+        art.run({"input": x}, report=True)  # cpu_ref reports nothing
+    assert e.value.title == "backend has no run report"
+    assert art.run({"input": x})["logits"].shape == (1, 10)

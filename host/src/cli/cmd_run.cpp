@@ -10,7 +10,7 @@
 #include "formats/manifest.hpp"
 #include "formats/npz.hpp"
 #include "formats/output_file.hpp"
-#include "pipeline/partitioned_artifact.hpp"
+#include "pipeline/run_model.hpp"
 #include "plugins/backend_calls.hpp"
 
 namespace eulernpu::host {
@@ -50,71 +50,33 @@ int cmd_run(Context& ctx, int argc, char** argv) {
     throw UserError("invalid command line", "--threads must be 0 or more",
                     "see 'eulernpu run --help'");
   }
-  const LoadedPlugin& backend =
-      ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
-  const bool partitioned = manifest.contains("partitions");
-
+  // A backend that is not loaded is said before anything about the inputs.
+  ctx.registry().backend(manifest["backend"]["name"].get<std::string>());
   std::vector<Tensor> inputs;
   if (args->count("input")) inputs = read_run_inputs(manifest, (*args)["input"].as<std::string>());
-
-  KeyValues run_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
-                           {"inference_scheme", baked},
-                           {"plugin_dirs", ctx.search_path_string()}};
-  if (estimate_only) run_options.emplace_back("estimate_only", "1");
-  // Backends whose report costs nothing attach it to every run (npu_sim);
-  // others only when it is asked for.
-  if (args->count("report")) run_options.emplace_back("report", "1");
-  for (const auto& kv : backend_options(*args)) run_options.push_back(kv);
-  std::string report;
-  std::vector<Tensor> outputs;
-  if (partitioned) {
-    // CPU head / NPU body / CPU tail: each partition on its own backend.
-    const KeyValues reference_options = {{"threads", std::to_string((*args)["threads"].as<int>())},
-                                         {"plugin_dirs", ctx.search_path_string()}};
-    KeyValues target_options = run_options;
-    target_options.erase(std::remove_if(target_options.begin(), target_options.end(),
-                                        [](const auto& kv) { return kv.first == "estimate_only"; }),
-                         target_options.end());
-    PartitionRun chained = run_partitions(ctx.registry(), artifact, manifest, inputs,
-                                          target_options, reference_options, estimate_only);
-    outputs = std::move(chained.outputs);
-    if (chained.any_backend_report) report = chained.report.dump();
-  } else {
-    outputs = run_artifact(backend, artifact, run_options, inputs, &report);
-  }
-  if (estimate_only || args->count("report")) {
-    if (report.empty()) {
-      throw UserError("backend has no run report",
-                      "backend '" + backend.name + "' reports nothing about a run" +
-                          (estimate_only ? " and cannot estimate one" : ""),
-                      "drop --report/--estimate-only, or use a backend that reports "
-                      "(npu_sim, zynq_ps)");
-    }
-  }
-  if (!report.empty()) {
-    const auto j = nlohmann::json::parse(report, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      throw UserError("plugin returned invalid data",
-                      "backend '" + backend.name + "' attached a report that is not a JSON object",
-                      "report this to the plugin's author");
-    }
+  RunOptions run;
+  run.threads = (*args)["threads"].as<int>();
+  run.estimate_only = estimate_only;
+  run.report = args->count("report") != 0;
+  run.backend_options = backend_options(*args);
+  run.plugin_search_path = ctx.search_path_string();
+  const RunOutcome outcome = run_model(ctx.registry(), artifact, manifest, inputs, run);
+  if (!outcome.report.empty()) {
+    const auto j = nlohmann::json::parse(outcome.report);  // an object: run_model checked
     if (j.contains("summary") && j["summary"].is_string()) {
       std::fputs(j["summary"].get<std::string>().c_str(), stdout);
     }
-    if (args->count("report")) {
-      write_file_atomic((*args)["report"].as<std::string>(), report.data(), report.size(),
-                        OutputKind::kJson);
+    if (run.report) {
+      write_file_atomic((*args)["report"].as<std::string>(), outcome.report.data(),
+                        outcome.report.size(), OutputKind::kJson);
     }
   }
   if (estimate_only) {
-    std::printf("Estimate OK: report of backend '%s'%s\n", backend.name.c_str(),
-                args->count("report") ? " written" : "");
+    std::printf("Estimate OK: report of backend '%s'%s\n", outcome.backend->name.c_str(),
+                run.report ? " written" : "");
     return 0;
   }
-
-  // Outputs in the model's order, each exactly once, as declared.
-  const std::vector<Tensor> ordered =
-      take_declared_outputs(backend, manifest["outputs"], outputs, "");
+  const std::vector<Tensor>& ordered = outcome.outputs;
   write_npz(out, ordered);
 
   std::string shapes;

@@ -9,13 +9,9 @@
 #include "eulernpu/sdk/lowbit.hpp"
 
 namespace eulernpu::host {
-namespace {
 
-// Every input the model declares must be given with its dtype and shape.
-// A low-precision input (float8, int4, ...) comes as its one-byte codes in
-// numpy's int8/uint8 (docs/artifacts.md) and is relabeled here.
-void check_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
-                  const std::string& input_path) {
+void check_run_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
+                      const std::string& input_path) {
   std::set<std::string> expected;
   for (const auto& decl : manifest["inputs"]) {
     const std::string name = decl.value("name", "");
@@ -69,8 +65,6 @@ void check_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
   }
 }
 
-}  // namespace
-
 std::vector<Tensor> read_run_inputs(const nlohmann::json& manifest, const std::string& input_path) {
   // No input file needs more bytes than the model's inputs (8 per element,
   // the widest dtype, and room for headers): a file of compressed members
@@ -92,7 +86,7 @@ std::vector<Tensor> read_run_inputs(const nlohmann::json& manifest, const std::s
   }
   if (known) limits.max_total_bytes = std::min(limits.max_total_bytes, budget);
   std::vector<Tensor> inputs = read_npz(input_path, limits);
-  check_inputs(manifest, inputs, input_path);
+  check_run_inputs(manifest, inputs, input_path);
   return inputs;
 }
 

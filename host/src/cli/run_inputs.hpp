@@ -12,6 +12,13 @@
 
 namespace eulernpu::host {
 
+// Every input the manifest declares must be in `inputs` with its dtype and
+// shape, and nothing else ("input tensor ..." errors naming `where`). A
+// low-precision input (float8, int4, ...) comes as its one-byte codes in
+// numpy's int8/uint8 (docs/artifacts.md) and is relabeled here.
+void check_run_inputs(const nlohmann::json& manifest, std::vector<Tensor>& inputs,
+                      const std::string& where);
+
 // Reads `path` with its size bounded by what the manifest's inputs can
 // need, and checks every declared input is there with its dtype and shape
 // and nothing else is ("input tensor ..." errors).
