@@ -77,6 +77,39 @@ def _check(status, command):
                     "report this as a bug", "docs/errors.md")
 
 
+class _calibration_source:
+    """A directory or list file as it is; an iterable of {input name:
+    array} written, sample by sample in its order, as the .npz files of a
+    temporary directory that the calibration then reads (and that is
+    removed after the command)."""
+
+    def __init__(self, source):
+        self.source, self.tmp = source, None
+
+    def __enter__(self):
+        if self.source is None or isinstance(self.source, (str, bytes, os.PathLike)):
+            return self.source
+        import numpy as np
+
+        self.tmp = tempfile.TemporaryDirectory(prefix="eulernpu-calib-")
+        for i, sample in enumerate(self.source):
+            if not isinstance(sample, dict):
+                raise CalibrationError(
+                    "calibration data does not fit the model",
+                    f"sample {i} of the calibration iterable is a {type(sample).__name__}, not a "
+                    "dict of arrays", "yield one {input name: numpy array} per sample",
+                    "docs/errors.md#calibration-data-does-not-fit-the-model")
+            # Names in the iterable's order: the loader reads them sorted.
+            np.savez(os.path.join(self.tmp.name, f"sample_{i:09d}.npz"),
+                     **{str(k): np.asarray(v) for k, v in sample.items()})
+        return self.tmp.name
+
+    def __exit__(self, *exc):
+        if self.tmp is not None:
+            self.tmp.cleanup()
+        return False
+
+
 def mxq_compile(model, save_path, calib_data_path=None, backend=None, target_device=None,
                 inference_scheme=None, config=None, preset=None, input_shapes=None,
                 cpu_offload=None, plugin_dirs=None):
@@ -84,12 +117,15 @@ def mxq_compile(model, save_path, calib_data_path=None, backend=None, target_dev
     file if it ends in .mxq): int8 with `calib_data_path`, else float32.
     As on the command line, `backend` may name the source framework
     ("onnx") and `target_device` alone picks the backend listing it.
-    `input_shapes` fixes dynamic dimensions: {"input": (1, 3, 224, 224)}."""
-    args = ["compile", "--model", os.fspath(model)] + _options(
-        backend=backend, target_device=target_device, inference_scheme=inference_scheme,
-        calib_data_path=calib_data_path, config=config, preset=preset, cpu_offload=cpu_offload,
-        output=save_path) + _shape_options(input_shapes)
-    _check(run_cli(args, plugin_dirs), "compile")
+    `input_shapes` fixes dynamic dimensions: {"input": (1, 3, 224, 224)}.
+    `calib_data_path` may also be an iterable of {input name: array}, one
+    per sample (a data loader of one's own)."""
+    with _calibration_source(calib_data_path) as calib:
+        args = ["compile", "--model", os.fspath(model)] + _options(
+            backend=backend, target_device=target_device, inference_scheme=inference_scheme,
+            calib_data_path=calib, config=config, preset=preset, cpu_offload=cpu_offload,
+            output=save_path) + _shape_options(input_shapes)
+        _check(run_cli(args, plugin_dirs), "compile")
 
 
 def parse(model, save_path, backend=None, input_shapes=None, plugin_dirs=None):
@@ -102,11 +138,13 @@ def parse(model, save_path, backend=None, input_shapes=None, plugin_dirs=None):
 def quantize(mblt, calib_data_path, save_path, backend=None, target_device=None,
              inference_scheme=None, config=None, preset=None, plugin_dirs=None):
     """Calibrates and quantizes the IR file `mblt` and compiles it into
-    `save_path`, as `eulernpu quantize`."""
-    args = ["quantize", "--mblt", os.fspath(mblt)] + _options(
-        calib_data_path=calib_data_path, backend=backend, target_device=target_device,
-        inference_scheme=inference_scheme, config=config, preset=preset, output=save_path)
-    _check(run_cli(args, plugin_dirs), "quantize")
+    `save_path`, as `eulernpu quantize`; `calib_data_path` as for
+    mxq_compile."""
+    with _calibration_source(calib_data_path) as calib:
+        args = ["quantize", "--mblt", os.fspath(mblt)] + _options(
+            calib_data_path=calib, backend=backend, target_device=target_device,
+            inference_scheme=inference_scheme, config=config, preset=preset, output=save_path)
+        _check(run_cli(args, plugin_dirs), "quantize")
 
 
 def _captured(args, plugin_dirs=None):

@@ -150,7 +150,7 @@ def test_the_guides_snippets_run(seed_dir):
     with open(os.path.join(SOURCE_DIR, "docs", "python.md"), encoding="utf-8") as f:
         text = f.read()
     blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
     assert os.path.exists("model.mxq") and os.path.exists("model_q.mxq")
@@ -229,3 +229,32 @@ def test_artifact_errors(seed_dir):
         art.run({"input": x}, report=True)  # cpu_ref reports nothing
     assert e.value.title == "backend has no run report"
     assert art.run({"input": x})["logits"].shape == (1, 10)
+
+
+def test_calibration_from_an_iterable(seed_dir):
+    # A data loader of one's own: the same samples in the same order as
+    # the directory give the same int8 model.
+    names = sorted(os.listdir("calibration/digits"))
+
+    def loader():
+        for n in names:
+            yield {"input": np.load(os.path.join("calibration/digits", n))}
+
+    eulernpu.mxq_compile("model.onnx", "iter.mxq", calib_data_path=loader(), target_device="npu8")
+    eulernpu.mxq_compile("model.onnx", "dir.mxq", calib_data_path="calibration/digits",
+                         target_device="npu8")
+    a, b = files_of("iter.mxq"), files_of("dir.mxq")
+    for name in a:
+        if name != "manifest.json":
+            assert a[name] == b[name], name
+    ma, mb = json.loads(a["manifest.json"]), json.loads(b["manifest.json"])
+    assert ma["calibration"]["samples"] == mb["calibration"]["samples"] == len(names)
+    assert eulernpu.Artifact("iter.mxq").run({"input": np.load(
+        os.path.join("calibration/digits", names[0]))})["logits"].shape == (1, 10)
+    with pytest.raises(eulernpu.CalibrationError) as e:
+        eulernpu.mxq_compile("model.onnx", "bad.mxq", calib_data_path=iter([[1, 2]]))
+    assert "sample 0 of the calibration iterable is a list" in e.value.where
+    with pytest.raises(eulernpu.CalibrationError) as e:
+        eulernpu.mxq_compile("model.onnx", "bad.mxq", calib_data_path=iter([]))
+    assert e.value.title == "no calibration samples"
+    assert not os.path.exists("bad.mxq")
