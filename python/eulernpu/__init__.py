@@ -74,7 +74,7 @@ def _options(**named):
 def _check(status, command):
     if status != 0:
         raise Error("internal error", f"eulernpu {command} returned {status}",
-                    "report this as a bug", "docs/errors.md")
+                    "report this as a bug", "docs/errors.md#internal-error")
 
 
 class _calibration_source:
