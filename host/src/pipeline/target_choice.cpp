@@ -1,6 +1,5 @@
 #include "pipeline/target_choice.hpp"
 
-#include <filesystem>
 #include <vector>
 
 #include "core/error.hpp"
@@ -14,11 +13,6 @@ std::string names_of(const std::vector<const LoadedPlugin*>& plugins) {
   std::string out;
   for (const LoadedPlugin* p : plugins) out += (out.empty() ? "" : ", ") + p->name;
   return out.empty() ? "none" : out;
-}
-
-bool looks_like_file(const std::string& device) {
-  const auto ext = std::filesystem::path(device).extension();
-  return device.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
 // The backends that list `device`, in the registry's order.
@@ -37,7 +31,7 @@ std::vector<const LoadedPlugin*> backends_listing(const PluginRegistry& registry
 }
 
 const LoadedPlugin& backend_for_device(const PluginRegistry& registry, const std::string& device) {
-  if (looks_like_file(device)) {
+  if (names_device_file(device)) {
     throw UserError("invalid command line",
                     "--target-device '" + device +
                         "' is a device file, which does not say which backend reads it",

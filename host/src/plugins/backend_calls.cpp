@@ -72,6 +72,11 @@ void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& mode
                   std::string(sdk::errors::kLoweringMissingSee));
 }
 
+bool names_device_file(const std::string& device) {
+  const auto ext = std::filesystem::path(device).extension();
+  return device.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
 std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
                                                   const std::string& device,
                                                   const std::string& core_mode) {
@@ -88,11 +93,7 @@ std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,
   // A path names a descriptor file for the backend to read (npu_sim's
   // devices are data): only the backend knows its schema, so it resolves the
   // file, its default core mode and the mode check when lowering.
-  const bool is_path = device.find('/') != std::string::npos ||
-                       std::filesystem::path(device).extension() == ".yaml" ||
-                       std::filesystem::path(device).extension() == ".yml" ||
-                       std::filesystem::path(device).extension() == ".json";
-  if (!chosen && is_path && std::filesystem::is_regular_file(device)) {
+  if (!chosen && names_device_file(device) && std::filesystem::is_regular_file(device)) {
     DeviceInfo file;
     file.name = device;
     file.source = device;

@@ -40,6 +40,10 @@ SupportAnswer query_backend(const LoadedPlugin& backend, const onnx::ModelProto&
 void require_supported(const LoadedPlugin& backend, const onnx::ModelProto& model,
                        const KeyValues& options, const std::string& list_command = "");
 
+// Whether --target-device names a device descriptor file (a path, or a
+// .yaml/.yml/.json name) rather than a device a backend lists.
+bool names_device_file(const std::string& device);
+
 // The device named `device` (or the backend's first one if empty) and the
 // core mode (its default if empty), checked against each other.
 std::pair<DeviceInfo, std::string> resolve_target(const LoadedPlugin& backend,

@@ -263,33 +263,29 @@ Range choose_range(const TensorObserver& obs, Method method, const MethodOptions
     if (!obs.has_histogram()) {
       throw std::logic_error("no histogram was observed for a histogram method");
     }
-    int bins = kHistogramBins;
+    double threshold = obs.abs_max();
     switch (method) {
-      case Method::kPercentile: {
+      case Method::kPercentile:
         if (!(options.percentile > 0 && options.percentile <= 100)) {
           throw std::invalid_argument("percentile must be in (0, 100]");
         }
         // On the fixed grid itself: its bins are finer than the linear
         // ones near the top, and spreading a sparse tail over linear bins
         // would move the threshold into it.
-        const double t = obs.fixed_grid().quantile_edge(options.percentile / 100.0, obs.abs_max());
-        Range p = clip(obs, t);
-        p.lo = std::min(p.lo, 0.0);
-        p.hi = std::max(p.hi, 0.0);
-        return p;
-      }
+        threshold = obs.fixed_grid().quantile_edge(options.percentile / 100.0, obs.abs_max());
+        break;
       case Method::kEntropy:
-        bins = entropy_bins(obs.histogram());
+        threshold = entropy_bins(obs.histogram()) * obs.bin_width();
         break;
       case Method::kMse:
-        bins = mse_bins(obs);
+        threshold = mse_bins(obs) * obs.bin_width();
         break;
       case Method::kMinMax:
         break;
       case Method::kBest:
         throw std::logic_error("method best chooses among candidate_ranges()");
     }
-    r = clip(obs, bins * obs.bin_width());
+    r = clip(obs, threshold);
   }
   r.lo = std::min(r.lo, 0.0);
   r.hi = std::max(r.hi, 0.0);

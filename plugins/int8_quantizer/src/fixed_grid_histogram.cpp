@@ -9,12 +9,11 @@
 
 namespace eulernpu::int8_quantizer {
 
-FixedGridHistogram::FixedGridHistogram(int kept_bits) : kept_bits_(kept_bits), per_binade_(0) {
+FixedGridHistogram::FixedGridHistogram(int kept_bits) : kept_bits_(kept_bits) {
   if (kept_bits < 0 || kept_bits > 23) {
     throw std::invalid_argument("a fixed grid keeps 0 to 23 mantissa bits, not " +
                                 std::to_string(kept_bits));
   }
-  per_binade_ = 1u << kept_bits;
 }
 
 void FixedGridHistogram::observe(std::span<const float> values) {
@@ -31,7 +30,7 @@ void FixedGridHistogram::observe(std::span<const float> values) {
   // a ReLU's values five times slower to count).
   const float* v = values.data();
   const size_t n = values.size();
-  const uint32_t per_binade = per_binade_;
+  const uint32_t per_binade = 1u << kept_bits_;
   const int dropped = 23 - kept_bits_;
   for (size_t i = 0; i < n; ++i) {
     uint32_t u;
@@ -52,8 +51,8 @@ void FixedGridHistogram::observe(std::span<const float> values) {
   if (!blocks_[0].empty()) {
     uint64_t* b0 = blocks_[0].data();
     for (uint32_t k = 0; k < kZeroLanes; ++k) {
-      b0[0] += b0[per_binade_ + k];
-      b0[per_binade_ + k] = 0;
+      b0[0] += b0[per_binade + k];
+      b0[per_binade + k] = 0;
     }
   }
 }
@@ -68,7 +67,7 @@ void FixedGridHistogram::merge(const FixedGridHistogram& other) {
     const std::vector<uint64_t>& b = other.blocks_[e];
     if (b.empty()) continue;
     if (blocks_[e].empty()) blocks_[e].assign(b.size(), 0);
-    for (uint32_t j = 0; j < per_binade_; ++j) blocks_[e][j] += b[j];
+    for (uint32_t j = 0; j < (1u << kept_bits_); ++j) blocks_[e][j] += b[j];
   }
 }
 

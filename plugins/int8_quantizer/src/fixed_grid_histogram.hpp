@@ -30,8 +30,6 @@ class FixedGridHistogram {
 
   // kept_bits in [0, 23]; throws std::invalid_argument otherwise.
   explicit FixedGridHistogram(int kept_bits = kPercentileBits);
-  int kept_bits() const { return kept_bits_; }
-  uint32_t per_binade() const { return per_binade_; }
 
   // Counts every finite value of `values`; NaN and infinities are not
   // counted (the range reports infinities).
@@ -42,7 +40,7 @@ class FixedGridHistogram {
 
   uint64_t total() const;
   // Bin `key` (|x|'s bits without the dropped ones: biased exponent *
-  // per_binade() + the mantissa's kept bits) holds the values in
+  // 2^kept_bits + the mantissa's kept bits) holds the values in
   // [lower_edge(key), lower_edge(key + 1)).
   uint32_t key_of(float x) const;
   double lower_edge(uint32_t key) const;
@@ -51,8 +49,9 @@ class FixedGridHistogram {
   void for_each(F f) const {
     for (uint32_t e = 0; e < kBinades; ++e) {
       const std::vector<uint64_t>& b = blocks_[e];
-      for (uint32_t j = 0; j < b.size() && j < per_binade_; ++j) {
-        if (b[j] != 0) f(e * per_binade_ + j, b[j]);
+      const uint32_t per_binade = 1u << kept_bits_;
+      for (uint32_t j = 0; j < b.size() && j < per_binade; ++j) {
+        if (b[j] != 0) f(e * per_binade + j, b[j]);
       }
     }
   }
@@ -73,7 +72,6 @@ class FixedGridHistogram {
  private:
   static constexpr uint32_t kZeroLanes = 16;
   int kept_bits_;
-  uint32_t per_binade_;
   // Per biased exponent, empty until a value of that binade is seen;
   // binade 0 has kZeroLanes more entries, where observe() counts zeros
   // before adding them to bin 0 (they are 0 in between).
