@@ -23,10 +23,13 @@ import sys
 import tempfile
 
 from . import _native
+from .progress import ProgressEvent
+from .progress import _adapter as _progress_adapter
 from .errors import (ArtifactError, BackendError, CalibrationError, ConfigError, Error,
                      InputFileError, LimitError, ModelError, PluginError, RunError, UsageError)
 
-__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "plugins", "capabilities", "Artifact", "Error", "LimitError",
+__all__ = ["mxq_compile", "parse", "quantize", "run_cli", "plugins", "capabilities", "Artifact",
+           "ProgressEvent", "Error", "LimitError",
            "InputFileError", "ModelError", "CalibrationError", "ConfigError", "BackendError",
            "ArtifactError", "RunError", "UsageError", "PluginError"]
 
@@ -44,15 +47,42 @@ def _installed_plugin_dir():
     return os.path.normpath(os.path.join(_HERE, "..", "..", "lib", "eulernpu", "plugins"))
 
 
-def run_cli(args, plugin_dirs=None):
+def run_cli(args, plugin_dirs=None, progress=None, quiet=False):
     """Runs one command line, `args` as after `eulernpu` (["compile",
-    "--model", ...]), with `plugin_dirs` as --plugin-dir. Returns the exit
-    status; an error raises Error."""
+    "--model", ...]), with `plugin_dirs` as --plugin-dir. `progress` is
+    called with each ProgressEvent (eulernpu.progress) of the command's
+    long work; an exception it raises stops the command and is raised
+    here. `quiet` prints nothing: no progress display (--quiet) and none of
+    the command's output. Returns the exit status; an error raises Error."""
     argv = ["eulernpu"]
     for d in plugin_dirs or []:
         argv += ["--plugin-dir", os.fspath(d)]
+    if quiet:
+        argv.append("--quiet")
     argv += [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
-    return _native.run(argv, _installed_plugin_dir())
+    callback = _progress_adapter(progress)
+    if not quiet:
+        return _native.run(argv, _installed_plugin_dir(), callback)
+    status, _ = _with_stdout_captured(lambda: _native.run(argv, _installed_plugin_dir(), callback))
+    return status
+
+
+def _with_stdout_captured(fn):
+    """Calls fn() with the process's standard output (file descriptor 1,
+    where the commands print) going to a temporary file; returns what fn
+    returned and what was printed. The redirection is the whole process's:
+    not for two calls at once."""
+    with tempfile.TemporaryFile() as f:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            os.dup2(f.fileno(), 1)
+            result = fn()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return result, f.read().decode("utf-8")
 
 
 def _shape_options(input_shapes):
@@ -112,57 +142,49 @@ class _calibration_source:
 
 def mxq_compile(model, save_path, calib_data_path=None, backend=None, target_device=None,
                 inference_scheme=None, config=None, preset=None, input_shapes=None,
-                cpu_offload=None, plugin_dirs=None):
+                cpu_offload=None, plugin_dirs=None, progress=None, quiet=False):
     """Compiles `model` into the artifact `save_path` (a directory, or one
     file if it ends in .mxq): int8 with `calib_data_path`, else float32.
     As on the command line, `backend` may name the source framework
     ("onnx") and `target_device` alone picks the backend listing it.
     `input_shapes` fixes dynamic dimensions: {"input": (1, 3, 224, 224)}.
     `calib_data_path` may also be an iterable of {input name: array}, one
-    per sample (a data loader of one's own)."""
+    per sample (a data loader of one's own). `progress` and `quiet` as
+    for run_cli."""
     with _calibration_source(calib_data_path) as calib:
         args = ["compile", "--model", os.fspath(model)] + _options(
             backend=backend, target_device=target_device, inference_scheme=inference_scheme,
             calib_data_path=calib, config=config, preset=preset, cpu_offload=cpu_offload,
             output=save_path) + _shape_options(input_shapes)
-        _check(run_cli(args, plugin_dirs), "compile")
+        _check(run_cli(args, plugin_dirs, progress, quiet), "compile")
 
 
-def parse(model, save_path, backend=None, input_shapes=None, plugin_dirs=None):
-    """Parses `model` into the IR file `save_path` (.mblt), as `eulernpu parse`."""
+def parse(model, save_path, backend=None, input_shapes=None, plugin_dirs=None, quiet=False):
+    """Parses `model` into the IR file `save_path` (.mblt), as `eulernpu
+    parse`; `quiet` as for run_cli."""
     args = ["parse", "--model", os.fspath(model)] + _options(
         backend=backend, output=save_path) + _shape_options(input_shapes)
-    _check(run_cli(args, plugin_dirs), "parse")
+    _check(run_cli(args, plugin_dirs, quiet=quiet), "parse")
 
 
 def quantize(mblt, calib_data_path, save_path, backend=None, target_device=None,
-             inference_scheme=None, config=None, preset=None, plugin_dirs=None):
+             inference_scheme=None, config=None, preset=None, plugin_dirs=None, progress=None,
+             quiet=False):
     """Calibrates and quantizes the IR file `mblt` and compiles it into
-    `save_path`, as `eulernpu quantize`; `calib_data_path` as for
-    mxq_compile."""
+    `save_path`, as `eulernpu quantize`; `calib_data_path`, `progress` and
+    `quiet` as for mxq_compile."""
     with _calibration_source(calib_data_path) as calib:
         args = ["quantize", "--mblt", os.fspath(mblt)] + _options(
             calib_data_path=calib, backend=backend, target_device=target_device,
             inference_scheme=inference_scheme, config=config, preset=preset, output=save_path)
-        _check(run_cli(args, plugin_dirs), "quantize")
+        _check(run_cli(args, plugin_dirs, progress, quiet), "quantize")
 
 
 def _captured(args, plugin_dirs=None):
-    """Runs a command line with the process's standard output (file
-    descriptor 1, where the commands print) going to a temporary file, and
-    returns what it printed. The redirection is the whole process's: not
-    for two calls at once."""
-    with tempfile.TemporaryFile() as f:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            os.dup2(f.fileno(), 1)
-            _check(run_cli(args, plugin_dirs), args[0])
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        f.seek(0)
-        return f.read().decode("utf-8")
+    """Runs a command line and returns what it printed."""
+    status, text = _with_stdout_captured(lambda: run_cli(args, plugin_dirs))
+    _check(status, args[0])
+    return text
 
 
 def plugins(plugin_dirs=None):

@@ -17,6 +17,12 @@ def main(argv=None):
         sys.stdout.flush()
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C stops the command at its next progress event; the shell's
+        # status for it, without a traceback.
+        sys.stdout.flush()
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

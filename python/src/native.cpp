@@ -36,16 +36,55 @@ using eulernpu::host::UserError;
   throw std::logic_error("eulernpu.errors._raise returned");  // it raises
 }
 
-int run(const std::vector<std::string>& args, const std::string& installed_plugin_dir) {
+// Thrown through the pipeline when the progress callback raised (or a
+// signal arrived): not a std::exception, so that no handler on the way
+// turns it into an eulernpu error.
+struct CallbackRaised {};
+
+py::dict event_dict(const eulernpu::host::ProgressEvent& e) {
+  using Kind = eulernpu::host::ProgressEvent::Kind;
+  py::dict d;
+  d["kind"] = e.kind == Kind::kBegin ? "begin" : e.kind == Kind::kEnd ? "end" : "advance";
+  d["task"] = e.task;
+  d["step"] = e.step;
+  d["detail"] = e.detail;
+  d["index"] = e.index;
+  d["steps"] = e.steps;
+  d["done"] = e.done;
+  d["total"] = e.total;
+  d["unit"] = e.unit;
+  d["elapsed_s"] = e.elapsed_s;
+  d["eta_s"] = e.eta_s < 0 ? py::object(py::none()) : py::object(py::float_(e.eta_s));
+  return d;
+}
+
+int run(const std::vector<std::string>& args, const std::string& installed_plugin_dir,
+        const py::object& progress) {
+  std::optional<py::error_already_set> raised;
+  // Every event also checks for signals: Ctrl-C stops a long compile at
+  // the next sample rather than when it is done.
+  const eulernpu::host::ProgressCallback callback = [&](const eulernpu::host::ProgressEvent& e) {
+    py::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (!progress.is_none()) progress(event_dict(e));
+    } catch (py::error_already_set& error) {
+      raised.emplace(std::move(error));
+      throw CallbackRaised{};
+    }
+  };
   try {
     int status = 0;
     {
       // A calibration can take minutes: other Python threads run meanwhile.
       py::gil_scoped_release release;
-      status = eulernpu::host::run_command_line(args, installed_plugin_dir);
+      status = eulernpu::host::run_command_line(args, installed_plugin_dir, callback);
     }
     std::fflush(stdout);
     return status;
+  } catch (const CallbackRaised&) {
+    std::fflush(stdout);
+    throw std::move(*raised);
   } catch (const UserError& e) {
     // The GIL is held again here (the release ended with its scope).
     raise_error(e);
@@ -155,8 +194,10 @@ class NativeArtifact {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "eulernpu's commands, run in-process (see the eulernpu package)";
   m.def("run", &run, py::arg("args"), py::arg("installed_plugin_dir"),
+        py::arg("progress") = py::none(),
         "Runs one eulernpu command line (args[0] is the program name); returns its exit "
-        "status, raises eulernpu.Error on bad input.");
+        "status, raises eulernpu.Error on bad input. `progress`, if given, is called with "
+        "each progress event as a dict; what it raises stops the command and is raised.");
   py::class_<NativeArtifact>(m, "Artifact")
       .def(py::init<const std::string&, const std::vector<std::string>&, const std::string&>(),
            py::arg("path"), py::arg("plugin_dirs"), py::arg("installed_plugin_dir"))

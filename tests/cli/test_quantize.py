@@ -112,6 +112,16 @@ class QuantizeTest(CliTestCase):
                    CALIB, "--out", self.path("t.mxq"), "--sensitivity-samples", "-1",
                    title="invalid command line")
 
+    def test_a_dynamic_model_fails_before_it_is_calibrated(self):
+        # An artifact has static shapes: the error comes before the samples
+        # are run, not after (no progress line, no accuracy table).
+        r, _ = self.error("compile", "--model", os.path.join(DIGITS, "mlp.onnx"),
+                          "--calib-data-path", CALIB, "--out", self.path("d.mxq"),
+                          title="dynamic input shape")
+        self.assertEqual(r.stdout, "")
+        self.assertNotIn("calibrate", r.stderr)
+        self.assert_absent(self.path("d.mxq"))
+
     def test_recompiling_gives_identical_bytes_and_runs_do_not_depend_on_threads(self):
         a, b, c = self.path("a.mxq"), self.path("b.mxq"), self.path("c.mxq")
         self.compile_int8("cnn", a, "--threads", "2")

@@ -150,7 +150,7 @@ def test_the_guides_snippets_run(seed_dir):
     with open(os.path.join(SOURCE_DIR, "docs", "python.md"), encoding="utf-8") as f:
         text = f.read()
     blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
-    assert len(blocks) == 6
+    assert len(blocks) == 7
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), {})
     assert os.path.exists("model.mxq") and os.path.exists("model_q.mxq")
@@ -258,3 +258,80 @@ def test_calibration_from_an_iterable(seed_dir):
         eulernpu.mxq_compile("model.onnx", "bad.mxq", calib_data_path=iter([]))
     assert e.value.title == "no calibration samples"
     assert not os.path.exists("bad.mxq")
+
+
+def test_progress_events_reach_a_callback(seed_dir, capfd):
+    events = []
+    eulernpu.mxq_compile("model.onnx", "p.mxq", calib_data_path="calibration/digits",
+                         target_device="npu8", preset="best", progress=events.append)
+    assert all(isinstance(e, eulernpu.ProgressEvent) for e in events)
+    assert {e.task for e in events} == {"compile"}
+    steps = ["load", "optimize", "calibrate", "report", "lower", "write"]
+    begun = [(e.step, e.detail, e.index, e.steps) for e in events if e.kind == "begin"]
+    assert begun == [("load", "", 1, 6), ("optimize", "", 2, 6), ("calibrate", "pass 1/2", 3, 6),
+                     ("calibrate", "pass 2/2", 3, 6), ("report", "", 4, 6), ("lower", "", 5, 6),
+                     ("write", "", 6, 6)]
+    # Every step that begins ends, before the next begins.
+    kinds = [e.kind for e in events if e.kind != "advance"]
+    assert kinds == ["begin", "end"] * 7
+    # A counted step advances up to its total, with the time left known
+    # once work is done.
+    first_pass = [e for e in events if e.detail == "pass 1/2"]
+    assert (first_pass[0].total, first_pass[0].unit, first_pass[0].eta_s) == (64, "samples", None)
+    done = [e.done for e in first_pass]
+    assert done == sorted(done) and done[-1] == 64 and len(done) > 10
+    advances = [e for e in first_pass if e.kind == "advance"]
+    assert all(e.eta_s is not None and e.eta_s >= 0 and e.fraction == e.done / 64
+               for e in advances)
+    assert [e.fraction for e in events if e.step == "lower"] == [None, None]
+    # Without quiet, the display and the output are printed as usual.
+    captured = capfd.readouterr()
+    assert "Compile  OK" in captured.out
+    assert "Compile [3/6] calibrate pass 1/2: 64 samples" in captured.err
+
+
+def test_quiet_prints_nothing_and_changes_no_byte(seed_dir, capfd):
+    eulernpu.mxq_compile("model.onnx", "loud.mxq", calib_data_path="calibration/digits",
+                         target_device="npu8")
+    capfd.readouterr()
+    events = []
+    eulernpu.mxq_compile("model.onnx", "quiet.mxq", calib_data_path="calibration/digits",
+                         target_device="npu8", quiet=True, progress=events.append)
+    assert capfd.readouterr() == ("", "")
+    assert events  # the callback still hears everything
+    assert files_of("quiet.mxq") == files_of("loud.mxq")
+    eulernpu.parse("model.onnx", "q.mblt", quiet=True)
+    assert capfd.readouterr() == ("", "") and os.path.exists("q.mblt")
+
+
+def test_a_raising_callback_stops_the_command(seed_dir):
+    class Stop(Exception):
+        pass
+
+    def stop_in_calibration(event):
+        if event.step == "calibrate" and event.done >= 10:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        eulernpu.mxq_compile("model.onnx", "stopped.mxq", calib_data_path="calibration/digits",
+                             target_device="npu8", progress=stop_in_calibration)
+    assert not os.path.exists("stopped.mxq")
+    assert not [f for f in os.listdir(".") if "stopped" in f]
+    # The module works on after it.
+    eulernpu.mxq_compile("model.onnx", "after.mxq", target_device="npu8", quiet=True)
+    with pytest.raises(TypeError):
+        eulernpu.mxq_compile("model.onnx", "x.mxq", progress="not callable")
+
+
+def test_benchmark_progress_through_run_cli(seed_dir):
+    eulernpu.mxq_compile("model.onnx", "f.mxq", quiet=True)
+    events = []
+    status = eulernpu.run_cli(["benchmark", "--artifact", "f.mxq", "--iterations", "3000",
+                               "--warmup", "1"], progress=events.append, quiet=True)
+    assert status == 0
+    begun = [e.step for e in events if e.kind == "begin"]
+    assert begun == ["load", "first run", "warm-up", "measure"]
+    measure = [e for e in events if e.step == "measure"]
+    assert measure[-1].done == measure[-1].total == 3000 and measure[-1].unit == "runs"
+    # At most one advance a thousandth: the callback cannot slow the runs much.
+    assert len(measure) <= 1002

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.hpp"
 #include "plugins/plugin_registry.hpp"
 
 namespace eulernpu::host {
@@ -21,6 +22,9 @@ struct Context {
   std::filesystem::path installed_plugin_dir;
   // The whole command line, for the manifest's reproducibility record.
   std::vector<std::string> command_line;
+  // Long work's progress: on stderr unless --quiet, and to a caller's
+  // callback (the Python module's).
+  Progress progress;
 
   // Discovers plugins on first use; commands that need none never load any.
   const PluginRegistry& registry();

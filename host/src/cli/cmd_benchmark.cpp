@@ -133,6 +133,9 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
   const bool per_node = args->count("per-node") != 0;
   const bool json = args->count("json") != 0;
 
+  Progress& progress = ctx.progress;
+  progress.start("benchmark", {"load", "first run", "warm-up", "measure"});
+  progress.begin("load");
   const std::string artifact_path = (*args)["artifact"].as<std::string>();
   const Artifact artifact = Artifact::open(artifact_path);
   const nlohmann::json manifest = read_manifest(artifact);
@@ -160,6 +163,7 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
   const double load_ms = ms_since(load_start);
 
   std::string report;
+  progress.begin("first run");
   auto start = Clock::now();
   session.run(inputs, &report);
   const double first_ms = ms_since(start);
@@ -171,17 +175,29 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
       modelled_ms = r["totals"]["latency_ms"].get<double>();
     }
   }
-  for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+  progress.begin("warm-up", warmup, "runs");
+  for (int64_t i = 0; i < warmup; ++i) {
+    session.run(inputs);
+    progress.advance(i + 1);
+  }
 
   std::vector<double> latencies;
   std::vector<std::string> node_order;
   std::map<std::string, NodeTotal> nodes;
+  // Counted in runs, or in milliseconds against --time.
+  if (iterations) {
+    progress.begin("measure", *iterations, "runs");
+  } else {
+    progress.begin("measure", static_cast<int64_t>(*seconds * 1e3), "ms");
+  }
   const auto measure_start = Clock::now();
   while (iterations ? static_cast<int64_t>(latencies.size()) < *iterations
                     : latencies.empty() || ms_since(measure_start) < *seconds * 1e3) {
     start = Clock::now();
     session.run(inputs, per_node ? &report : nullptr);
     latencies.push_back(ms_since(start));
+    progress.advance(iterations ? static_cast<int64_t>(latencies.size())
+                                : static_cast<int64_t>(ms_since(measure_start)));
     if (per_node) {
       const auto r = nlohmann::json::parse(report, nullptr, false);
       if (!add_node_times(r, node_order, nodes)) {
@@ -192,6 +208,7 @@ int cmd_benchmark(Context& ctx, int argc, char** argv) {
     }
   }
   const double total_ms = ms_since(measure_start);
+  progress.end();
   std::vector<double> sorted = latencies;
   std::sort(sorted.begin(), sorted.end());
   double sum = 0;

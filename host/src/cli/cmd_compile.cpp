@@ -23,18 +23,17 @@ namespace {
 // Conv, a Div by a constant or a hard-swish spelled in four ops each cost a
 // pass over the activations. Not raise-opset: only the int8 graph needs
 // opset 13, and a model the converter cannot convert still compiles.
-void optimize_float_model(Context& ctx, onnx::ModelProto& model, const std::string& source,
-                          bool equalize) {
+std::vector<ir::AppliedRewrite> optimize_float_model(Context& ctx, onnx::ModelProto& model,
+                                                     const std::string& source, bool equalize) {
   ir::OptimizeOptions options;
   options.raise_opset = false;
   options.equalize = equalize;
   // Constants are folded by running them on cpu_ref; without it they stay computed.
   const LoadedPlugin* reference = ctx.registry().find("cpu_ref");
   const bool usable = reference && reference->kind == ENP_PLUGIN_BACKEND;
-  const auto rewrites = ir::optimize_for_quantization(
+  return ir::optimize_for_quantization(
       model, source, usable ? constant_evaluator(*reference, {}) : ir::ConstantEvaluator{},
       options);
-  if (!rewrites.empty()) std::printf("Optimize OK: %s\n", ir::rewrite_counts(rewrites).c_str());
 }
 
 // compile and quantize: the same pipeline; quantize insists on calibration.
@@ -80,6 +79,21 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   const LoadedPlugin& backend = *target.backend;
   const auto [device, core_mode] = resolve_target(backend, optional_string(*args, "target-device"),
                                                   optional_string(*args, "inference-scheme"));
+  // The steps, for the progress display.
+  const bool calibrating = wants_quantization(*args);
+  const QuantizeOptions quantize = calibrating ? quantize_options(*args) : QuantizeOptions{};
+  check_quantize_options(quantize);
+  std::vector<std::string> steps = {"load"};
+  if (!args->count("no-optimize")) steps.emplace_back("optimize");
+  if (calibrating) {
+    steps.emplace_back("calibrate");
+    if (quantize.accuracy_target) steps.emplace_back("accuracy-target");
+    steps.emplace_back("report");
+  }
+  steps.insert(steps.end(), {"lower", "write"});
+  ctx.progress.start(command, steps);
+
+  ctx.progress.begin("load");
   LoadedModel loaded = load_model(ctx, *args, command, target.frontend);
   ImportedModel& m = loaded.imported;
   const std::string& model_path = loaded.path;
@@ -91,14 +105,20 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
                              : ""),
                     "pass the weights file with --weights");
   }
+  // Before any calibration: an artifact has static shapes, and a model
+  // without them would fail only once the samples had all been run.
+  require_static_shapes(m.model, model_path);
+  ctx.progress.end();
   std::optional<QuantizeOutcome> quantized;
-  if (wants_quantization(*args)) {
-    quantized = quantize_for_compile(ctx.registry(), quantize_options(*args), m.model, model_path);
+  if (calibrating) {
+    quantized = quantize_for_compile(ctx.registry(), quantize, m.model, model_path, ctx.progress);
     std::fputs(quantized->summary.c_str(), stdout);
     m.model = std::move(quantized->model);
   } else if (!args->count("no-optimize")) {
-    require_static_shapes(m.model, model_path);  // before saying anything about rewrites
-    optimize_float_model(ctx, m.model, model_path, args->count("equalize") != 0);
+    const auto rewrites = ctx.progress.step("optimize", [&] {
+      return optimize_float_model(ctx, m.model, model_path, args->count("equalize") != 0);
+    });
+    if (!rewrites.empty()) std::printf("Optimize OK: %s\n", ir::rewrite_counts(rewrites).c_str());
   }
   require_static_shapes(m.model, model_path);
 
@@ -137,12 +157,15 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
       record.command_line.push_back(a);
     }
   }
-  const CompiledModel compiled = compile_model(ctx.registry(), m.model, std::move(job));
+  const CompiledModel compiled = ctx.progress.step(
+      "lower", [&] { return compile_model(ctx.registry(), m.model, std::move(job)); });
   const PartitionPlan& plan = compiled.plan;
-  if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
-    write_ir_file(body, extract_body(plan, backend, model_path));
-  }
-  write_artifact(out, compiled.files);
+  ctx.progress.step("write", [&] {
+    if (auto body = optional_string(*args, "extract-npu-body"); !body.empty()) {
+      write_ir_file(body, extract_body(plan, backend, model_path));
+    }
+    write_artifact(out, compiled.files);
+  });
 
   const int ops = m.model.graph().node_size();
   const std::string parts = plan.single() ? "" : " · " + describe_partitions(plan);

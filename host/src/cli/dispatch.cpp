@@ -3,9 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 
 #include "cli/cli.hpp"
 #include "core/error.hpp"
@@ -38,15 +40,26 @@ const std::map<std::string, Command>& commands() {
   return table;
 }
 
+// stderr's log sink: a message clears an open progress line first, so that
+// it starts at the left edge rather than after the bar.
+class ProgressAwareSink : public spdlog::sinks::ansicolor_stderr_sink_mt {
+ public:
+  void log(const spdlog::details::log_msg& msg) override {
+    clear_progress_line_on_stderr();
+    spdlog::sinks::ansicolor_stderr_sink_mt::log(msg);
+  }
+};
+
 void print_usage() {
   std::printf(
-      "usage: eulernpu [--plugin-dir DIR]... [--log-level LEVEL] <command> "
+      "usage: eulernpu [--plugin-dir DIR]... [--log-level LEVEL] [--quiet] <command> "
       "[options]\n\n"
       "global options:\n"
       "  --plugin-dir DIR   search DIR for plugins first (repeatable)\n"
       "  --allow-insecure-plugin-dir\n"
       "                     also load plugins any user could have written\n"
       "  --log-level LEVEL  trace, debug, info, warn (default), error, off\n"
+      "  -q, --quiet        no progress display (also accepted after the command)\n"
       "  --version          print the version and the plugin ABI\n"
       "  -h, --help         this help\n\ncommands:\n");
   for (const auto& [name, c] : commands()) {
@@ -64,18 +77,35 @@ void set_log_level(const std::string& level) {
   spdlog::set_level(l);
 }
 
-int run(int argc, char** argv, const std::string& installed_plugin_dir) {
+int run(int argc, char** argv, const std::string& installed_plugin_dir,
+        const ProgressCallback& callback) {
   // Logs go to stderr so stdout carries only results. A process that runs
   // several command lines (the Python module) keeps the one logger.
   auto logger = spdlog::get("eulernpu");
-  if (!logger) logger = spdlog::stderr_color_mt("eulernpu");
+  if (!logger) {
+    logger = std::make_shared<spdlog::logger>("eulernpu", std::make_shared<ProgressAwareSink>());
+    spdlog::register_logger(logger);
+  }
   logger->set_pattern("[%l] %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::warn);
   if (const char* env = std::getenv("EULERNPU_LOG_LEVEL")) set_log_level(env);
 
+  // --quiet anywhere: it changes nothing a command makes, so it is not
+  // part of the command line the manifest records either.
+  bool quiet = false;
+  argc = static_cast<int>(std::remove_if(argv + 1, argv + argc,
+                                         [&](const char* a) {
+                                           const std::string s = a;
+                                           const bool q = s == "--quiet" || s == "-q";
+                                           quiet = quiet || q;
+                                           return q;
+                                         }) -
+                          argv);
   Context ctx;
   ctx.installed_plugin_dir = installed_plugin_dir;
+  if (!quiet) ctx.progress.show_on_stderr();
+  ctx.progress.set_callback(callback);
   ctx.command_line.push_back("eulernpu");
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; ++i) {
@@ -123,14 +153,14 @@ int run(int argc, char** argv, const std::string& installed_plugin_dir) {
 
 }  // namespace
 
-int run_command_line(const std::vector<std::string>& args,
-                     const std::string& installed_plugin_dir) {
+int run_command_line(const std::vector<std::string>& args, const std::string& installed_plugin_dir,
+                     const ProgressCallback& progress) {
   // The commands parse C-style arguments (cxxopts); the strings outlive the call.
   std::vector<std::string> copies = args;
   std::vector<char*> argv;
   for (std::string& a : copies) argv.push_back(a.data());
   argv.push_back(nullptr);
-  return run(static_cast<int>(copies.size()), argv.data(), installed_plugin_dir);
+  return run(static_cast<int>(copies.size()), argv.data(), installed_plugin_dir, progress);
 }
 
 }  // namespace eulernpu::host

@@ -3,69 +3,242 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <stdexcept>
 
 namespace eulernpu::host {
 
-ProgressReporter::ProgressReporter(std::FILE* out, bool terminal, std::string label)
-    : out_(out), terminal_(terminal), label_(std::move(label)) {}
+namespace {
 
-ProgressReporter ProgressReporter::for_stderr(std::string label) {
-  return ProgressReporter(stderr, ::isatty(::fileno(stderr)) == 1, std::move(label));
+// The display whose line is open on stderr, for the log sink. Commands run
+// one at a time on one thread; the log sink may be called from another.
+std::atomic<ProgressDisplay*> open_on_stderr{nullptr};
+
+// "Compile [3/6] calibrate pass 1/2"
+std::string prefix(const ProgressEvent& e) {
+  std::string out = e.task;
+  if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  if (e.steps > 0) out += " [" + std::to_string(e.index) + "/" + std::to_string(e.steps) + "]";
+  if (!e.step.empty()) out += " " + e.step;
+  if (!e.detail.empty()) out += " " + e.detail;
+  return out;
 }
 
-ProgressReporter::~ProgressReporter() { finish(); }
-
-void ProgressReporter::begin_pass(int pass, int passes, int64_t samples, const std::string& what) {
-  pass_ = pass;
-  passes_ = passes;
-  samples_ = std::max<int64_t>(samples, 0);
-  done_ = 0;
-  drawn_permille_ = -1;
-  if (terminal_) {
-    draw();
-    return;
+// A time taken: "0.31 s", "12.4 s", "3:05", "1:02:09".
+std::string duration(double s) {
+  char buf[32];
+  if (s < 10) {
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  } else if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+  } else {
+    const auto t = static_cast<long long>(std::llround(s));
+    if (t < 3600) {
+      std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
+    } else {
+      std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+    }
   }
-  std::fprintf(out_, "%s pass %d/%d%s%s%s: %lld samples\n", label_.c_str(), pass, passes,
-               what.empty() ? "" : " (", what.c_str(), what.empty() ? "" : ")",
-               static_cast<long long>(samples_));
-  std::fflush(out_);
+  return buf;
 }
 
-void ProgressReporter::update(int64_t done) {
-  done_ = std::clamp<int64_t>(done, 0, samples_);
-  if (terminal_) draw();
+// A time left, as a clock: "0:04", "12:40", "1:02:09".
+std::string clock(double s) {
+  const auto t = static_cast<long long>(std::llround(std::max(s, 0.0)));
+  char buf[32];
+  if (t < 3600) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+  }
+  return buf;
 }
 
-void ProgressReporter::end_pass() {
-  update(samples_);
-  if (terminal_) return;
-  std::fprintf(out_, "%s pass %d/%d done: %lld/%lld samples\n", label_.c_str(), pass_, passes_,
-               static_cast<long long>(done_), static_cast<long long>(samples_));
-  std::fflush(out_);
+// "26/64 samples"; a step counted in milliseconds (a benchmark's --time)
+// shows seconds.
+std::string count(const ProgressEvent& e) {
+  if (e.unit == "ms") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f/%.1f s", static_cast<double>(e.done) / 1e3,
+                  static_cast<double>(e.total) / 1e3);
+    return buf;
+  }
+  return std::to_string(e.done) + "/" + std::to_string(e.total) +
+         (e.unit.empty() ? "" : " " + e.unit);
 }
 
-void ProgressReporter::finish() {
+std::string total(const ProgressEvent& e) {
+  if (e.unit == "ms") return duration(static_cast<double>(e.total) / 1e3);
+  return std::to_string(e.total) + (e.unit.empty() ? "" : " " + e.unit);
+}
+
+}  // namespace
+
+ProgressDisplay::ProgressDisplay(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+
+ProgressDisplay::~ProgressDisplay() { close_line(); }
+
+void ProgressDisplay::set_line_open(bool open) {
+  line_open_ = open;
+  if (out_ != stderr) return;
+  ProgressDisplay* self = this;
+  if (open) {
+    open_on_stderr.store(this);
+  } else {
+    open_on_stderr.compare_exchange_strong(self, nullptr);
+  }
+}
+
+void ProgressDisplay::close_line() {
   if (!line_open_) return;
   std::fputc('\n', out_);
   std::fflush(out_);
-  line_open_ = false;
+  set_line_open(false);
 }
 
-void ProgressReporter::draw() {
-  // At most ~1000 redraws a pass however many samples: a terminal that
-  // redraws per sample of a large set spends more time drawing than the
-  // pass does computing.
-  const int permille = samples_ == 0 ? 1000 : static_cast<int>(done_ * 1000 / samples_);
-  if (permille == drawn_permille_) return;
-  drawn_permille_ = permille;
-  const int filled = permille * kBarWidth / 1000;
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.append(static_cast<size_t>(kBarWidth - filled), '.');
-  // "\033[K" clears what a longer previous line left to the right.
-  std::fprintf(out_, "\r%s [%s] %lld/%lld pass %d/%d\033[K", label_.c_str(), bar.c_str(),
-               static_cast<long long>(done_), static_cast<long long>(samples_), pass_, passes_);
+void ProgressDisplay::clear_line() {
+  if (!line_open_) return;
+  std::fputs("\r\033[K", out_);
   std::fflush(out_);
-  line_open_ = true;
+  set_line_open(false);
+}
+
+void clear_progress_line_on_stderr() {
+  if (ProgressDisplay* d = open_on_stderr.load()) d->clear_line();
+}
+
+void ProgressDisplay::show(const ProgressEvent& e) {
+  using Kind = ProgressEvent::Kind;
+  if (terminal_) {
+    draw(e, e.kind == Kind::kEnd);
+    return;
+  }
+  std::string line;
+  switch (e.kind) {
+    case Kind::kBegin:
+      logged_tenth_ = 0;
+      logged_at_s_ = 0;
+      if (e.total <= 0) return;  // said at its end, if it takes long
+      line = prefix(e) + ": " + total(e);
+      break;
+    case Kind::kAdvance: {
+      if (e.total <= 0) return;
+      const int tenth = static_cast<int>(e.done * 10 / e.total);
+      if (tenth <= logged_tenth_ || e.elapsed_s - logged_at_s_ < kLogInterval) return;
+      logged_tenth_ = tenth;
+      logged_at_s_ = e.elapsed_s;
+      line = prefix(e) + ": " + count(e) + ", " + duration(e.elapsed_s) + " elapsed" +
+             (e.eta_s >= 0 ? ", " + clock(e.eta_s) + " left" : "");
+      break;
+    }
+    case Kind::kEnd:
+      if (e.total > 0) {
+        line = prefix(e) + " done: " + count(e) + " in " + duration(e.elapsed_s);
+      } else if (e.elapsed_s >= kKeepAfter) {
+        line = prefix(e) + ": " + duration(e.elapsed_s);
+      } else {
+        return;
+      }
+      break;
+  }
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+}
+
+void ProgressDisplay::draw(const ProgressEvent& e, bool final) {
+  // "\033[K" clears what a longer earlier line left to the right.
+  if (final && e.elapsed_s < kKeepAfter) {
+    std::fputs("\r\033[K", out_);  // a quick step leaves nothing
+    std::fflush(out_);
+    set_line_open(false);
+    return;
+  }
+  std::string line = "\r" + prefix(e);
+  if (e.total > 0) {
+    const int64_t permille = std::clamp<int64_t>(e.done * 1000 / e.total, 0, 1000);
+    const auto filled = static_cast<size_t>(permille * kBarWidth / 1000);
+    line +=
+        " [" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "] " + count(e);
+  }
+  if (final) {
+    line += "  " + duration(e.elapsed_s);
+  } else if (e.eta_s >= 0) {
+    line += "  " + clock(e.eta_s) + " left";
+  }
+  line += "\033[K";
+  if (final) line += "\n";
+  std::fputs(line.c_str(), out_);
+  std::fflush(out_);
+  set_line_open(!final);
+}
+
+void Progress::show_on_stderr() { show_on(stderr, ::isatty(::fileno(stderr)) == 1); }
+
+void Progress::show_on(std::FILE* out, bool terminal) {
+  display_ = std::make_unique<ProgressDisplay>(out, terminal);
+}
+
+void Progress::start(std::string task, std::vector<std::string> steps) {
+  if (open_) end();
+  current_ = ProgressEvent{};
+  current_.task = std::move(task);
+  steps_ = std::move(steps);
+}
+
+void Progress::begin(const std::string& step, int64_t total, std::string unit, std::string detail) {
+  if (open_) end();
+  int index = 0;
+  if (!steps_.empty()) {
+    const auto it = std::find(steps_.begin(), steps_.end(), step);
+    if (it == steps_.end()) throw std::logic_error("step '" + step + "' is not one of the task's");
+    index = static_cast<int>(it - steps_.begin()) + 1;
+  }
+  current_.step = step;
+  current_.detail = std::move(detail);
+  current_.index = index;
+  current_.steps = static_cast<int>(steps_.size());
+  current_.done = 0;
+  current_.total = std::max<int64_t>(total, 0);
+  current_.unit = std::move(unit);
+  current_.elapsed_s = 0;
+  current_.eta_s = -1;
+  open_ = true;
+  sent_permille_ = 0;
+  began_ = Clock::now();
+  emit(ProgressEvent::Kind::kBegin);
+}
+
+void Progress::advance(int64_t done) {
+  if (!open_ || current_.total <= 0 || (!display_ && !callback_)) return;
+  current_.done = std::clamp<int64_t>(done, 0, current_.total);
+  const int64_t permille = current_.done * 1000 / current_.total;
+  if (permille == sent_permille_) return;
+  sent_permille_ = permille;
+  emit(ProgressEvent::Kind::kAdvance);
+}
+
+void Progress::end() {
+  if (!open_) return;
+  open_ = false;
+  current_.done = current_.total;
+  emit(ProgressEvent::Kind::kEnd);
+}
+
+void Progress::emit(ProgressEvent::Kind kind) {
+  if (!display_ && !callback_) return;
+  current_.kind = kind;
+  current_.elapsed_s = std::chrono::duration<double>(Clock::now() - began_).count();
+  current_.eta_s = -1;
+  if (kind == ProgressEvent::Kind::kEnd) {
+    current_.eta_s = 0;
+  } else if (current_.total > 0 && current_.done > 0) {
+    current_.eta_s = current_.elapsed_s * static_cast<double>(current_.total - current_.done) /
+                     static_cast<double>(current_.done);
+  }
+  if (display_) display_->show(current_);
+  if (callback_) callback_(current_);
 }
 
 }  // namespace eulernpu::host

@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "core/error.hpp"
-#include "core/progress.hpp"
 #include "formats/ir_file.hpp"
 #include "formats/manifest.hpp"
 #include "formats/sha256.hpp"
@@ -34,7 +33,7 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
              const onnx::ModelProto& float_model, const onnx::ModelProto& quantized,
              const std::string& source, const CalibSet& calibration,
              const ActivationRecorder* float_recorder, size_t sensitivity_samples,
-             QuantReport& report) {
+             QuantReport& report, const std::function<void(size_t)>& samples_done) {
   nlohmann::json meta;
   for (const auto& kv : quantized.metadata_props()) {
     if (kv.key() == "eulernpu.quantization")
@@ -91,6 +90,7 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
   }
   ActivationRecorder::Views f;
   std::vector<Tensor> q;
+  size_t done = 0;
   for (const auto& sample : calibration.samples) {
     // The float32 values read in place; the int8 ones (a quarter of the
     // bytes) copied, since the two recorders' runs alternate.
@@ -100,6 +100,7 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
       const auto [fi, qi] = pairs[i];
       if (fi < f.values.size() && qi < q.size()) report.observe(i, f.values[fi], q[qi]);
     }
+    samples_done(++done);
   }
   // Sensitivity: each value quantized alone, on the first samples (each
   // value costs a run per sample).
@@ -119,32 +120,38 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
 
 }  // namespace
 
-QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
-                                     const onnx::ModelProto& float_model,
-                                     const std::string& source) {
-  CompileConfig config = load_compile_config(options.config, options.preset);
-  if (options.calib_samples) {
-    // The command line wins over the config, and the manifest records it.
-    config.samples = *options.calib_samples;
-    if (config.samples <= 0) {
-      throw UserError("invalid command line", "--calib-samples must be 1 or more",
-                      "give a positive number of samples, or leave it out for all");
-    }
+void check_quantize_options(const QuantizeOptions& options) {
+  if (options.calib_samples && *options.calib_samples <= 0) {
+    throw UserError("invalid command line", "--calib-samples must be 1 or more",
+                    "give a positive number of samples, or leave it out for all");
   }
+  if (options.sensitivity_samples && *options.sensitivity_samples < 0) {
+    throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
+                    "give 0 to skip the per-value sensitivity of the report");
+  }
+  if (options.threads < 0) {
+    throw UserError("invalid command line", "--threads must be 0 or more",
+                    "give 0 for the backend's default");
+  }
+  if (options.accuracy_target && !std::isfinite(*options.accuracy_target)) {
+    throw UserError("invalid command line", "--accuracy-target must be a number of dB",
+                    "e.g. --accuracy-target 30");
+  }
+}
+
+QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
+                                     const onnx::ModelProto& float_model, const std::string& source,
+                                     Progress& progress) {
+  check_quantize_options(options);
+  CompileConfig config = load_compile_config(options.config, options.preset);
+  // The command line wins over the config, and the manifest records it.
+  if (options.calib_samples) config.samples = *options.calib_samples;
   const int64_t max_samples = config.samples;
   const int threads = options.threads;
   // The sensitivity costs a float run per int8 value: measured by default
   // only when a report file is asked for.
   const int64_t sensitivity_samples =
       options.sensitivity_samples.value_or(options.report ? kSensitivitySamples : 0);
-  if (sensitivity_samples < 0) {
-    throw UserError("invalid command line", "--sensitivity-samples must be 0 or more",
-                    "give 0 to skip the per-value sensitivity of the report");
-  }
-  if (threads < 0) {
-    throw UserError("invalid command line", "--threads must be 0 or more",
-                    "give 0 for the backend's default");
-  }
   QuantizeRequest request;
   request.quantizer = &find_quantizer(registry, options.quantizer.value_or(""));
   request.reference = &registry.backend("cpu_ref");
@@ -152,16 +159,14 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   request.max_samples = max_samples;
   request.quantizer_options = config.to_options();
   request.reference_options = {{"threads", std::to_string(threads)}};
-  ProgressReporter progress = ProgressReporter::for_stderr();
-  uint32_t current = UINT32_MAX;
+  // Each pass of the calibration a sub-step of "calibrate".
   request.progress = [&](uint32_t pass, uint32_t passes, size_t done, size_t total) {
-    if (pass != current) {
-      if (current != UINT32_MAX) progress.end_pass();
-      current = pass;
-      progress.begin_pass(static_cast<int>(pass) + 1, static_cast<int>(passes),
-                          static_cast<int64_t>(total), pass == 0 ? "observe" : "error");
+    if (done == 1) {
+      progress.begin("calibrate", static_cast<int64_t>(total), "samples",
+                     passes > 1 ? "pass " + std::to_string(pass + 1) + "/" + std::to_string(passes)
+                                : std::string());
     }
-    progress.update(static_cast<int64_t>(done));
+    progress.advance(static_cast<int64_t>(done));
   };
   // Rewrites first (docs/optimization.md): the quantizer, the report and
   // every later step see the optimized float model.
@@ -170,23 +175,22 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   if (options.optimize) {
     ir::OptimizeOptions optimize;
     optimize.equalize = options.equalize;
-    rewrites = ir::optimize_for_quantization(
-        optimized, source, constant_evaluator(*request.reference, request.reference_options),
-        optimize);
+    rewrites = progress.step("optimize", [&] {
+      return ir::optimize_for_quantization(
+          optimized, source, constant_evaluator(*request.reference, request.reference_options),
+          optimize);
+    });
   }
   QuantizeResult result = quantize_model(optimized, source, request);
-  if (current != UINT32_MAX) progress.end_pass();
-  progress.finish();
+  progress.end();
 
   std::optional<AccuracyOutcome> accuracy;
   if (options.accuracy_target) {
     const double target = *options.accuracy_target;
-    if (!std::isfinite(target)) {
-      throw UserError("invalid command line", "--accuracy-target must be a number of dB",
-                      "e.g. --accuracy-target 30");
-    }
     request.progress = nullptr;
-    accuracy = reach_accuracy_target(target, optimized, source, request, config, result);
+    accuracy = progress.step("accuracy-target", [&] {
+      return reach_accuracy_target(target, optimized, source, request, config, result);
+    });
   }
 
   if (options.save_quantized_ir) write_ir_file(*options.save_quantized_ir, result.model);
@@ -195,9 +199,12 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   const MacSplit macs = count_mac_split(result.model);
   report.set_macs(macs.int8, macs.float_macs);
   if (accuracy) report.set_accuracy(*accuracy);
+  progress.begin("report", static_cast<int64_t>(result.calibration.samples.size()), "samples");
   measure(*request.reference, request.reference_options, result.float_at_batch_one, result.model,
           source, result.calibration, result.float_recorder.get(),
-          static_cast<size_t>(sensitivity_samples), report);
+          static_cast<size_t>(sensitivity_samples), report,
+          [&](size_t done) { progress.advance(static_cast<int64_t>(done)); });
+  progress.end();
   if (options.report) report.write_json(*options.report);
 
   QuantizeOutcome out;

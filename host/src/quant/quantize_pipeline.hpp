@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "core/progress.hpp"
 #include "onnx/onnx_pb.h"
 #include "plugins/backend_calls.hpp"
 #include "plugins/plugin_registry.hpp"
@@ -44,11 +45,17 @@ struct QuantizeOutcome {
   std::string summary;                 // the report's summary, for the console
 };
 
-// Quantizes `float_model` (finalized) as `options` say, with calibration
-// progress on stderr; writes the quantized IR and the report if asked.
+// Throws UserError("invalid command line") for an option out of range:
+// compile checks them before it loads the model, quantize_for_compile again.
+void check_quantize_options(const QuantizeOptions& options);
+
+// Quantizes `float_model` (finalized) as `options` say, reporting the
+// steps "optimize" (unless options.optimize is false), "calibrate" (a
+// sub-step per pass), "accuracy-target" (if asked) and "report" to
+// `progress`; writes the quantized IR and the report if asked.
 // Throws UserError for invalid options (naming the command-line flag).
 QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
-                                     const onnx::ModelProto& float_model,
-                                     const std::string& source);
+                                     const onnx::ModelProto& float_model, const std::string& source,
+                                     Progress& progress);
 
 }  // namespace eulernpu::host
