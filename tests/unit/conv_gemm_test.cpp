@@ -18,6 +18,7 @@
 #include "eulernpu/kit/op_table.hpp"
 
 namespace eulernpu::kit {
+namespace conv_gemm_test {
 namespace {
 
 // A 2-D conv (1-D and 3-D through unit dims: h or d of 1).
@@ -225,4 +226,5 @@ TEST(ConvGemmTest, NegativeBeginPadsCropTheInput) {
 }
 
 }  // namespace
+}  // namespace conv_gemm_test
 }  // namespace eulernpu::kit

@@ -15,6 +15,7 @@
 #include "eulernpu/kit/op_table.hpp"
 
 namespace eulernpu::kit {
+namespace depthwise_conv_test {
 namespace {
 
 struct Case {
@@ -117,4 +118,5 @@ TEST(DepthwiseConvTest, EveryPathGivesTheDefinitionsBits) {
 }
 
 }  // namespace
+}  // namespace depthwise_conv_test
 }  // namespace eulernpu::kit

@@ -124,6 +124,17 @@ void TensorObserver::observe(std::span<const float> values) {
   count_ += count;
 }
 
+TensorObserver TensorObserver::restore(const Range64& range,
+                                       std::optional<FixedGridHistogram> grid) {
+  TensorObserver obs;
+  obs.seen_ = range.seen;
+  obs.min_ = range.min;
+  obs.max_ = range.max;
+  obs.count_ = range.count;
+  obs.grid_ = std::move(grid);
+  return obs;
+}
+
 void TensorObserver::merge(const TensorObserver& other) {
   if (grid_.has_value() != other.grid_.has_value()) {
     throw std::invalid_argument("an observer with a histogram and one without do not merge");

@@ -58,6 +58,16 @@ class TensorObserver {
   bool has_histogram() const { return grid_.has_value(); }
   const FixedGridHistogram& fixed_grid() const;
 
+  // Its exact state, as a shard's statistics carry it (observer_io.hpp).
+  struct Range64 {
+    bool seen = false;  // a non-NaN value was observed
+    double min = 0, max = 0;
+    uint64_t count = 0;  // non-NaN values
+  };
+  Range64 range_state() const { return {seen_, min_, max_, count_}; }
+  // An observer in that state with `grid` (std::nullopt: none).
+  static TensorObserver restore(const Range64& range, std::optional<FixedGridHistogram> grid);
+
  private:
   double min_ = 0, max_ = 0;
   bool seen_ = false;

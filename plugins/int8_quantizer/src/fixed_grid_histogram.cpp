@@ -71,6 +71,17 @@ void FixedGridHistogram::merge(const FixedGridHistogram& other) {
   }
 }
 
+void FixedGridHistogram::add(uint32_t key, uint64_t count) {
+  if (key >= key_limit()) {
+    throw std::invalid_argument("bin " + std::to_string(key) + " is past the grid's last (" +
+                                std::to_string(key_limit() - 1) + ")");
+  }
+  const uint32_t per_binade = 1u << kept_bits_;
+  const uint32_t e = key >> kept_bits_;
+  if (blocks_[e].empty()) blocks_[e].assign(e == 0 ? per_binade + kZeroLanes : per_binade, 0);
+  blocks_[e][key & (per_binade - 1)] += count;
+}
+
 uint64_t FixedGridHistogram::total() const {
   uint64_t t = 0;
   for_each([&](uint32_t, uint64_t c) { t += c; });

@@ -39,6 +39,12 @@ class FixedGridHistogram {
   void merge(const FixedGridHistogram& other);
 
   uint64_t total() const;
+  int kept_bits() const { return kept_bits_; }
+  // One past the largest key a finite value has: keys are below it.
+  uint32_t key_limit() const { return kBinades << kept_bits_; }
+  // Adds `count` to bin `key` (what for_each() listed, read back); throws
+  // std::invalid_argument for a key of no bin.
+  void add(uint32_t key, uint64_t count);
   // Bin `key` (|x|'s bits without the dropped ones: biased exponent *
   // 2^kept_bits + the mantissa's kept bits) holds the values in
   // [lower_edge(key), lower_edge(key + 1)).
