@@ -119,6 +119,45 @@ TEST(ObserverIoTest, BytesThatAreNotStatisticsAreRefused) {
   EXPECT_NO_THROW(decode_observer(good));
 }
 
+// Method best's second pass in shards: each shard's error sums, as bytes,
+// merge into the single meter's errors and choice, bit for bit.
+TEST(ObserverIoTest, ErrorSumsOfShardsMergeIntoTheSingleMeters) {
+  const auto data = samples(9);
+  TensorObserver all(FixedGridHistogram::kLinearBits);
+  for (const auto& s : data) all.observe(s);
+  ErrorMeter single(candidate_ranges(all));
+  for (const auto& s : data) single.observe(s);
+  for (int shards : {2, 3}) {
+    std::optional<ErrorMeter> merged;
+    for (int k = 0; k < shards; ++k) {
+      ErrorMeter part(candidate_ranges(all));
+      for (size_t i = static_cast<size_t>(k); i < data.size(); i += static_cast<size_t>(shards)) {
+        part.observe(data[i]);
+      }
+      ErrorMeter back = ErrorMeter::decode(part.encode());
+      if (merged) {
+        merged->merge(back);
+      } else {
+        merged.emplace(std::move(back));
+      }
+    }
+    EXPECT_EQ(merged->encode(), single.encode()) << shards << " shards";
+    EXPECT_EQ(merged->best().name, single.best().name);
+  }
+  // Sums of other candidates (another pass 1) do not merge; bad bytes are refused.
+  TensorObserver other(FixedGridHistogram::kLinearBits);
+  other.observe(data[0]);
+  ErrorMeter elsewhere(candidate_ranges(other));
+  EXPECT_THROW(single.merge(elsewhere), std::invalid_argument);
+  const std::string bytes = single.encode();
+  for (size_t n : {size_t{0}, size_t{3}, size_t{4}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_THROW(ErrorMeter::decode(std::string_view(bytes).substr(0, n)), std::invalid_argument)
+        << n;
+  }
+  EXPECT_THROW(ErrorMeter::decode(bytes + "x"), std::invalid_argument);
+  EXPECT_THROW(ErrorMeter::decode(with(bytes, 0, uint32_t{0xffffffff})), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace observer_io_test
 }  // namespace eulernpu::int8_quantizer

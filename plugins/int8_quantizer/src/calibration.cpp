@@ -1,8 +1,10 @@
 #include "calibration.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -337,7 +339,7 @@ ErrorMeter::ErrorMeter(std::vector<Candidate> candidates) : candidates_(std::mov
     p.scale = static_cast<double>(static_cast<float>(p.scale));  // as QuantizeLinear stores it
     params_.push_back(p);
   }
-  errors_.assign(candidates_.size(), 0.0);
+  sums_.assign(candidates_.size(), ExactSum{});
 }
 
 void ErrorMeter::observe(std::span<const float> values) {
@@ -350,14 +352,88 @@ void ErrorMeter::observe(std::span<const float> values) {
       const double d = static_cast<double>(v) - (q - zp) * scale;
       e += d * d;
     }
-    errors_[c] += e;
+    sums_[c].add(e);
   }
 }
 
+void ErrorMeter::merge(const ErrorMeter& other) {
+  if (other.candidates_.size() != candidates_.size()) {
+    throw std::invalid_argument("error sums of " + std::to_string(other.candidates_.size()) +
+                                " candidates, not " + std::to_string(candidates_.size()));
+  }
+  for (size_t c = 0; c < candidates_.size(); ++c) {
+    const Range a = candidates_[c].range, b = other.candidates_[c].range;
+    if (std::bit_cast<uint64_t>(a.lo) != std::bit_cast<uint64_t>(b.lo) ||
+        std::bit_cast<uint64_t>(a.hi) != std::bit_cast<uint64_t>(b.hi) ||
+        candidates_[c].name != other.candidates_[c].name) {
+      throw std::invalid_argument("error sums of other candidate ranges (candidate '" +
+                                  candidates_[c].name + "')");
+    }
+  }
+  for (size_t c = 0; c < sums_.size(); ++c) sums_[c].merge(other.sums_[c]);
+}
+
+// Layout: u32 n, then per candidate u8 name length, the name, f64 lo, f64
+// hi, the ExactSum's bytes.
+std::string ErrorMeter::encode() const {
+  std::string out;
+  auto put = [&](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); };
+  const auto n = static_cast<uint32_t>(candidates_.size());
+  put(&n, 4);
+  for (size_t c = 0; c < candidates_.size(); ++c) {
+    const auto len = static_cast<uint8_t>(candidates_[c].name.size());
+    put(&len, 1);
+    put(candidates_[c].name.data(), len);
+    put(&candidates_[c].range.lo, 8);
+    put(&candidates_[c].range.hi, 8);
+    out += sums_[c].encode();
+  }
+  return out;
+}
+
+ErrorMeter ErrorMeter::decode(std::string_view bytes) {
+  size_t at = 0;
+  auto take = [&](void* p, size_t n) {
+    if (bytes.size() - at < n) throw std::invalid_argument("error sums cut short");
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+  };
+  uint32_t n = 0;
+  take(&n, 4);
+  // Each candidate takes at least this many bytes: n is checked before use.
+  constexpr size_t kLeast = 1 + 8 + 8 + ExactSum::kEncodedSize;
+  if (n > (bytes.size() - at) / kLeast) throw std::invalid_argument("error sums cut short");
+  std::vector<Candidate> candidates(n);
+  std::vector<ExactSum> sums(n);
+  for (uint32_t c = 0; c < n; ++c) {
+    uint8_t len = 0;
+    take(&len, 1);
+    candidates[c].name.resize(len);
+    take(candidates[c].name.data(), len);
+    take(&candidates[c].range.lo, 8);
+    take(&candidates[c].range.hi, 8);
+    if (bytes.size() - at < ExactSum::kEncodedSize)
+      throw std::invalid_argument("error sums cut short");
+    sums[c] = ExactSum::decode(bytes.substr(at, ExactSum::kEncodedSize));
+    at += ExactSum::kEncodedSize;
+  }
+  if (at != bytes.size()) throw std::invalid_argument("bytes after the error sums");
+  ErrorMeter meter(std::move(candidates));
+  meter.sums_ = std::move(sums);
+  return meter;
+}
+
+std::vector<double> ErrorMeter::errors() const {
+  std::vector<double> out;
+  for (const ExactSum& s : sums_) out.push_back(s.value());
+  return out;
+}
+
 const Candidate& ErrorMeter::best() const {
+  const std::vector<double> e = errors();
   size_t best = 0;
-  for (size_t c = 1; c < errors_.size(); ++c) {
-    if (errors_[c] < errors_[best]) best = c;
+  for (size_t c = 1; c < e.size(); ++c) {
+    if (e[c] < e[best]) best = c;
   }
   return candidates_[best];
 }

@@ -14,8 +14,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "exact_sum.hpp"
 #include "fixed_grid_histogram.hpp"
 
 namespace eulernpu::int8_quantizer {
@@ -119,18 +121,31 @@ std::vector<Candidate> candidate_ranges(const TensorObserver& obs);
 
 // Pass 2 of method best: the squared error each candidate's int8
 // parameters (scale rounded to float32, as the graph stores it) give the
-// values, summed in float64; best() is the candidate with the least.
+// values. A sample's error is summed in float64 in the values' order; the
+// samples' errors are summed exactly (ExactSum), so that the total does not
+// depend on the samples' order or on how they were split into shards.
+// best() is the candidate with the least (a tie goes to the earlier).
 class ErrorMeter {
  public:
   explicit ErrorMeter(std::vector<Candidate> candidates);
+  // One sample's values of the tensor.
   void observe(std::span<const float> values);
   const Candidate& best() const;
-  const std::vector<double>& errors() const { return errors_; }
+  std::vector<double> errors() const;
+
+  // Another meter's sums, as if this one had seen its samples too: the
+  // bits of the candidates' ranges must be the same (the same pass-1
+  // statistics chose them), else std::invalid_argument.
+  void merge(const ErrorMeter& other);
+  // The candidates' ranges and sums as bytes, and a meter from them;
+  // decode throws std::invalid_argument for bytes that are not one.
+  std::string encode() const;
+  static ErrorMeter decode(std::string_view bytes);
 
  private:
   std::vector<Candidate> candidates_;
   std::vector<QuantParams> params_;
-  std::vector<double> errors_;
+  std::vector<ExactSum> sums_;
 };
 
 }  // namespace eulernpu::int8_quantizer
