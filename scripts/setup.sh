@@ -31,6 +31,12 @@ packages=(
   # model, Yosys synthesizes it for the resource model (tests/cli/test_fpga_rtl.py,
   # plugins/fpga_board/rtl/synth_sizes.py).
   verilator yosys
+  # Sharded calibration as Slurm job arrays: the test starts a one-node
+  # cluster (tests/cli/test_slurm.py, docs/scale-out.md).
+  slurm-wlm munge
+  # ... and as MPI ranks: libeulernpu_mpi.so links Open MPI (calibrate --mpi,
+  # tests/cli/test_mpi.py).
+  openmpi-bin libopenmpi-dev
 )
 
 # The real-model suite fetches its models with npm (tests/real_models). A

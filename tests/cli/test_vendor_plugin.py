@@ -143,7 +143,11 @@ class VendorPluginTest(CliTestCase):
 
     def test_plugins_lists_acme_npu(self):
         r = self.installed_ok("plugins")
-        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.2\.0\s+1\.8\s+\S*" +
+        # Built against the installed SDK: the ABI abi.h defines.
+        with open(os.path.join(SOURCE_DIR, "sdk", "include", "eulernpu", "sdk", "abi.h")) as f:
+            minor = re.search(r"#define ENP_ABI_MINOR (\d+)", f.read()).group(1)
+        self.assertRegex(r.stdout, r"(?m)^\s*backend\s+acme_npu\s+0\.2\.0\s+1\." + minor +
+                         r"\s+\S*" +
                          re.escape(PLUGIN_FILE) + "$")
         j = json.loads(self.installed_ok("plugins", "--json").stdout)
         acme = [p for p in j["plugins"] if p["name"] == "acme_npu"]

@@ -42,6 +42,7 @@ using CommandFn = int (*)(Context& ctx, int argc, char** argv);
 int cmd_plugins(Context& ctx, int argc, char** argv);
 int cmd_capabilities(Context& ctx, int argc, char** argv);
 int cmd_validate(Context& ctx, int argc, char** argv);
+int cmd_calibrate(Context& ctx, int argc, char** argv);
 int cmd_compile(Context& ctx, int argc, char** argv);
 int cmd_quantize(Context& ctx, int argc, char** argv);
 int cmd_run(Context& ctx, int argc, char** argv);
@@ -50,6 +51,7 @@ int cmd_export(Context& ctx, int argc, char** argv);
 int cmd_compare(Context& ctx, int argc, char** argv);
 int cmd_parse(Context& ctx, int argc, char** argv);
 int cmd_inspect(Context& ctx, int argc, char** argv);
+int cmd_sweep(Context& ctx, int argc, char** argv);
 
 // Parses a command's options; --help prints usage and returns nullopt.
 // Unknown options and missing values are UserErrors naming the command.

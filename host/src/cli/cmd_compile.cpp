@@ -66,9 +66,14 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
       cxxopts::value<std::string>())("backend-option",
                                      "KEY=VALUE passed to the backend as is (repeatable)",
                                      cxxopts::value<std::vector<std::string>>());
+  std::vector<std::string> calib_stats = take_calib_stats(argc, argv);
   auto args = parse_command(options, argc, argv);
   if (!args) return 0;
   const std::string out = output_path(*args, command, true);
+  if (!calib_stats.empty() && !wants_quantization(*args)) {
+    throw UserError("invalid command line", "--calib-stats without --calib-data-path",
+                    "give the calibration set too: the report and the manifest read it");
+  }
   if (command == "quantize") require(*args, command, "calib-data-path");
 
   const CpuOffload offload = parse_cpu_offload((*args)["cpu-offload"].as<std::string>());
@@ -81,7 +86,8 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
                                                   optional_string(*args, "inference-scheme"));
   // The steps, for the progress display.
   const bool calibrating = wants_quantization(*args);
-  const QuantizeOptions quantize = calibrating ? quantize_options(*args) : QuantizeOptions{};
+  QuantizeOptions quantize = calibrating ? quantize_options(*args) : QuantizeOptions{};
+  quantize.calib_stats = std::move(calib_stats);
   check_quantize_options(quantize);
   std::vector<std::string> steps = {"load"};
   if (!args->count("no-optimize")) steps.emplace_back("optimize");
@@ -97,14 +103,7 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
   LoadedModel loaded = load_model(ctx, *args, command, target.frontend);
   ImportedModel& m = loaded.imported;
   const std::string& model_path = loaded.path;
-  if (!m.unbound_weights.empty()) {
-    throw UserError("weights not provided",
-                    "'" + model_path + "' needs weight '" + *m.unbound_weights.begin() + "'" +
-                        (m.unbound_weights.size() > 1
-                             ? " and " + std::to_string(m.unbound_weights.size() - 1) + " more"
-                             : ""),
-                    "pass the weights file with --weights");
-  }
+  require_weights(loaded);
   // Before any calibration: an artifact has static shapes, and a model
   // without them would fail only once the samples had all been run.
   require_static_shapes(m.model, model_path);
@@ -148,9 +147,11 @@ int compile_command(Context& ctx, int argc, char** argv, const std::string& comm
     record.config = quantized->config;
   }
   // Where (and in which form) the artifact is written is not part of what
-  // it is: leave --out out, so compiling the same inputs anywhere gives the same bytes.
-  for (size_t i = 0; i < ctx.command_line.size(); ++i) {
-    const std::string& a = ctx.command_line[i];
+  // it is: leave --out out, so compiling the same inputs anywhere gives the
+  // same bytes; and --calib-stats, whose merge is the samples' statistics exactly.
+  const std::vector<std::string> command_line = without_calib_stats(ctx.command_line);
+  for (size_t i = 0; i < command_line.size(); ++i) {
+    const std::string& a = command_line[i];
     if (a == "--out" || a == "--output") {
       ++i;
     } else if (a.rfind("--out=", 0) != 0 && a.rfind("--output=", 0) != 0) {

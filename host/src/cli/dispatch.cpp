@@ -28,6 +28,7 @@ const std::map<std::string, Command>& commands() {
       {"plugins", {&cmd_plugins, "list loaded plugins and rejected libraries"}},
       {"capabilities", {&cmd_capabilities, "op x backend capability matrix"}},
       {"validate", {&cmd_validate, "check a spec (and its weights)"}},
+      {"calibrate", {&cmd_calibrate, "one shard of a calibration -> a statistics file"}},
       {"compile", {&cmd_compile, "source model -> artifact for a backend"}},
       {"quantize", {&cmd_quantize, "calibrate + quantize to int8 + compile for a backend"}},
       {"run", {&cmd_run, "execute an artifact on its backend"}},
@@ -35,6 +36,7 @@ const std::map<std::string, Command>& commands() {
       {"export", {&cmd_export, "an artifact as a bundle to build for its device"}},
       {"compare", {&cmd_compare, "compare result tensors with a golden"}},
       {"parse", {&cmd_parse, "source model -> IR file (.mblt)"}},
+      {"sweep", {&cmd_sweep, "compile jobs over devices x core modes x presets; run, collect"}},
       {"inspect", {&cmd_inspect, "a model's inputs, ops and backend support"}},
   };
   return table;

@@ -103,4 +103,14 @@ LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std
   return out;
 }
 
+void require_weights(const LoadedModel& loaded) {
+  const auto& missing = loaded.imported.unbound_weights;
+  if (missing.empty()) return;
+  throw UserError(
+      "weights not provided",
+      "'" + loaded.path + "' needs weight '" + *missing.begin() + "'" +
+          (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more" : ""),
+      "pass the weights file with --weights");
+}
+
 }  // namespace eulernpu::host

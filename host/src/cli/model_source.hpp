@@ -36,4 +36,8 @@ std::vector<std::pair<std::string, std::string>> backend_options(const cxxopts::
 LoadedModel load_model(Context& ctx, const cxxopts::ParseResult& args, const std::string& command,
                        const std::string& frontend = {});
 
+// Throws UserError "weights not provided" if the model names weights no
+// file gave (a spec without --weights).
+void require_weights(const LoadedModel& loaded);
+
 }  // namespace eulernpu::host

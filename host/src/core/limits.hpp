@@ -16,6 +16,7 @@ inline constexpr LimitSpec kNpzMemberBytesLimit{"EULERNPU_MAX_NPZ_MEMBER_BYTES",
 inline constexpr LimitSpec kNpzTotalBytesLimit{"EULERNPU_MAX_NPZ_TOTAL_BYTES", 64ull << 30};
 inline constexpr LimitSpec kNpzMembersLimit{"EULERNPU_MAX_NPZ_MEMBERS", 100000};
 inline constexpr LimitSpec kCalibBytesLimit{"EULERNPU_MAX_CALIB_BYTES", 8ull << 30};
+inline constexpr LimitSpec kCalibStatsBytesLimit{"EULERNPU_MAX_CALIB_STATS_BYTES", 4ull << 30};
 inline constexpr LimitSpec kArtifactFileBytesLimit{"EULERNPU_MAX_ARTIFACT_FILE_BYTES", 4ull << 30};
 inline constexpr LimitSpec kPackedMembersLimit{"EULERNPU_MAX_PACKED_MEMBERS", 10000};
 inline constexpr LimitSpec kPackedTotalBytesLimit{"EULERNPU_MAX_PACKED_TOTAL_BYTES", 16ull << 30};

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "core/error.hpp"
@@ -34,6 +35,8 @@ const char* kind_name(OutputKind kind) {
       return "JSON";
     case OutputKind::kOnnx:
       return "ONNX or .mblt";
+    case OutputKind::kCalibStats:
+      return "calibration statistics";
   }
   return "output";
 }
@@ -55,6 +58,8 @@ bool looks_like(const fs::path& path, OutputKind kind) {
       // ModelProto field 1 (ir_version, a varint), which a serialized model
       // writes first.
       return head[0] == 0x08;
+    case OutputKind::kCalibStats:
+      return n == 4 && std::string_view(head, 4) == "ENPS";
   }
   return false;
 }

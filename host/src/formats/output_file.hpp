@@ -12,9 +12,10 @@ namespace eulernpu::host {
 // What an existing file at an output path must already be for eulernpu to
 // replace it (judged by its first bytes; an empty file always may go).
 enum class OutputKind {
-  kZip,   // .npz, .mxq
-  kJson,  // reports
-  kOnnx,  // .mblt, .onnx
+  kZip,         // .npz, .mxq
+  kJson,        // reports
+  kOnnx,        // .mblt, .onnx
+  kCalibStats,  // calibration statistics (quant/calib_stats.hpp)
 };
 
 // Writes `data` to a temporary file beside `path`, then renames it over

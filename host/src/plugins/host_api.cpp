@@ -285,6 +285,15 @@ enp_status_t* tensor_list_add_lasting(enp_tensor_list_t* l, const enp_tensor_t* 
   });
 }
 
+enp_status_t* byte_buffer_append(enp_byte_buffer_t* b, const void* data, uint64_t size) {
+  return sink([&] {
+    need(b, "byte buffer");
+    if (size == 0) return;
+    need(data, "bytes");
+    b->bytes.append(static_cast<const char*>(data), size);
+  });
+}
+
 enp_status_t* support_report_node(enp_support_report_t* r, uint64_t index, int32_t supported,
                                   const char* reason) {
   return sink([&] {
@@ -410,7 +419,8 @@ const enp_host_api_t* host_api() {
                                   &run_report,
                                   &artifact_set_summary,
                                   &support_report_plan,
-                                  &tensor_list_add_lasting};
+                                  &tensor_list_add_lasting,
+                                  &byte_buffer_append};
   return &api;
 }
 

@@ -102,6 +102,12 @@ struct enp_device_list_t {
   std::vector<eulernpu::host::DeviceInfo> devices;
 };
 
+// Bytes a plugin hands over (ABI 1.9 byte_buffer_append: a quantizer's
+// calibration statistics).
+struct enp_byte_buffer_t {
+  std::string bytes;
+};
+
 namespace eulernpu::host {
 
 // The table passed to every plugin's initialize(); lives forever.

@@ -1,10 +1,12 @@
 #include "quant/quantize.hpp"
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <set>
 
 #include "core/error.hpp"
+#include "formats/sha256.hpp"
 #include "ir/finalize.hpp"
 #include "ir/onnx_convert.hpp"
 #include "plugins/host_api.hpp"
@@ -103,16 +105,76 @@ const LoadedPlugin& find_quantizer(const PluginRegistry& registry, const std::st
                   "check --plugin-dir and 'eulernpu plugins'");
 }
 
+namespace {
+
+// A quantizer session begun on a float model with the request's options,
+// ended however the caller leaves.
+struct OpenSession {
+  const LoadedPlugin& plugin;
+  const enp_quantizer_v1_t& q;
+  GraphViewStorage view;
+  SessionGuard guard;
+  uint32_t passes = 0;
+
+  OpenSession(const QuantizeRequest& request, const onnx::ModelProto& float_model)
+      : plugin(*request.quantizer),
+        q(*plugin.descriptor->quantizer),
+        view(float_model),
+        guard{q, plugin.name} {
+    if (plugin.abi_minor < 2 ||
+        q.struct_size < offsetof(enp_quantizer_v1_t, session_end) + sizeof(q.session_end) ||
+        !q.session_begin || !q.session_observe || !q.session_finish || !q.session_end) {
+      throw UserError("plugin returned invalid data",
+                      "quantizer '" + plugin.name + "' has no session functions (ABI 1.2)",
+                      "use a quantizer built against SDK 1.2 or newer");
+    }
+    std::vector<enp_kv_t> kv;
+    for (const auto& [k, v] : request.quantizer_options) kv.push_back({k.c_str(), v.c_str()});
+    call_plugin(plugin.name, "session_begin", [&] {
+      return q.session_begin(view.graph(), kv.data(), kv.size(), &guard.s, &passes);
+    });
+    if (!guard.s || passes == 0 || passes > 16) {
+      throw UserError("plugin returned invalid data",
+                      "quantizer '" + plugin.name + "' asked for " + std::to_string(passes) +
+                          " calibration passes",
+                      "report this to the plugin's author");
+    }
+  }
+
+  // Sharded calibration needs ABI 1.9's export and import.
+  void require_stats() const {
+    if (plugin.abi_minor < 9 ||
+        q.struct_size < offsetof(enp_quantizer_v1_t, session_import) + sizeof(q.session_import) ||
+        !q.session_export || !q.session_import) {
+      throw UserError(
+          "sharded calibration is not supported",
+          "quantizer '" + plugin.name + "' cannot write or read its statistics (ABI 1.9)",
+          "calibrate on one machine (leave out --shard and --calib-stats)");
+    }
+  }
+
+  void import(uint32_t pass, const std::string& bytes) {
+    call_plugin(plugin.name, "session_import",
+                [&] { return q.session_import(guard.s, pass, bytes.data(), bytes.size()); });
+  }
+
+  std::string export_pass(uint32_t pass) {
+    enp_byte_buffer_t out;
+    call_plugin(plugin.name, "session_export",
+                [&] { return q.session_export(guard.s, pass, &out); });
+    return std::move(out.bytes);
+  }
+};
+
+std::string model_sha256(const onnx::ModelProto& model) {
+  const std::string bytes = model.SerializeAsString();
+  return sha256_hex(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
 QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::string& source,
                               const QuantizeRequest& request) {
-  const LoadedPlugin& plugin = *request.quantizer;
-  const enp_quantizer_v1_t& q = *plugin.descriptor->quantizer;
-  if (plugin.abi_minor < 2 || q.struct_size < sizeof(enp_quantizer_v1_t) || !q.session_begin ||
-      !q.session_observe || !q.session_finish || !q.session_end) {
-    throw UserError("plugin returned invalid data",
-                    "quantizer '" + plugin.name + "' has no session functions (ABI 1.2)",
-                    "use a quantizer built against SDK 1.2 or newer");
-  }
   QuantizeResult result;
   result.float_at_batch_one = at_batch_one(float_model, source);
   require_static_shapes(result.float_at_batch_one, source + " (at batch 1)");
@@ -126,33 +188,63 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
       *request.reference, result.float_at_batch_one, request.reference_options);
   const ActivationRecorder& recorder = *result.float_recorder;
 
-  GraphViewStorage view(float_model);
-  std::vector<enp_kv_t> kv;
-  for (const auto& [k, v] : request.quantizer_options) kv.push_back({k.c_str(), v.c_str()});
-  SessionGuard session{q, plugin.name};
-  uint32_t passes = 0;
-  call_plugin(plugin.name, "session_begin", [&] {
-    return q.session_begin(view.graph(), kv.data(), kv.size(), &session.s, &passes);
-  });
-  if (!session.s || passes == 0 || passes > 16) {
-    throw UserError("plugin returned invalid data",
-                    "quantizer '" + plugin.name + "' asked for " + std::to_string(passes) +
-                        " calibration passes",
-                    "report this to the plugin's author");
+  OpenSession open(request, float_model);
+  const LoadedPlugin& plugin = open.plugin;
+  const enp_quantizer_v1_t& q = open.q;
+  SessionGuard& session = open.guard;
+  const uint32_t passes = open.passes;
+  const bool sharded = !request.stats.empty() || request.shard;
+  if (sharded) open.require_stats();
+  StatsIdentity identity;
+  if (sharded) {
+    identity = {model_sha256(float_model),
+                result.calibration.sha256,
+                samples.size(),
+                request.config_sha256,
+                plugin.name + " " + plugin.identity().version,
+                passes};
+  }
+  // Passes before `observed` come from the statistics files.
+  const uint32_t observed = request.shard           ? request.shard->pass
+                            : request.stats.empty() ? 0
+                                                    : passes;
+  if (request.shard && observed >= passes) {
+    throw UserError("invalid command line",
+                    "--pass " + std::to_string(observed + 1) + ", but this config calibrates in " +
+                        std::to_string(passes) + " pass" + (passes > 1 ? "es" : ""),
+                    "give --pass 1" + std::string(passes > 1 ? " or 2" : ""));
+  }
+  if (observed > 0) {
+    const auto ordered = order_stats(request.stats, identity, observed);
+    for (uint32_t pass = 0; pass < observed; ++pass) {
+      for (const StatsFile* f : ordered[pass]) open.import(pass, f->stats);
+    }
   }
   // Each pass runs every sample again and the quantizer reads the values
   // where the backend computed them: a run costs less than keeping every
   // sample's values, whose fresh pages cost more than the run itself, and
-  // than copying them out (docs/performance.md, calibration).
+  // than copying them out (docs/performance.md, calibration). A shard
+  // runs its own samples (i mod n = k) of its one pass.
   ActivationRecorder::Views values;
-  for (uint32_t pass = 0; pass < passes; ++pass) {
-    for (size_t i = 0; i < samples.size(); ++i) {
+  const uint32_t last = request.shard ? observed + 1 : passes;
+  const size_t stride = request.shard ? request.shard->n : 1;
+  const size_t first = request.shard ? request.shard->k : 0;
+  const size_t share = samples.size() > first ? (samples.size() - first + stride - 1) / stride : 0;
+  for (uint32_t pass = observed; pass < last; ++pass) {
+    size_t done = 0;
+    for (size_t i = first; i < samples.size(); i += stride) {
       recorder.view(samples[i], values);
       call_plugin(plugin.name, "session_observe", [&] {
         return q.session_observe(session.s, pass, values.values.data(), values.values.size());
       });
-      if (request.progress) request.progress(pass, passes, i + 1, samples.size());
+      if (request.progress) request.progress(pass, passes, ++done, share);
     }
+  }
+  if (request.shard) {
+    result.shard_stats = StatsFile{identity, request.shard->k, request.shard->n,
+                                   observed, uint64_t{share},  open.export_pass(observed),
+                                   {}};
+    return result;
   }
   enp_graph_builder_t builder;
   call_plugin(plugin.name, "session_finish", [&] { return q.session_finish(session.s, &builder); });
@@ -169,6 +261,28 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
         "float32 (layer.<node>.keep_fp32, docs/config.md)");
   }
   return result;
+}
+
+StatsFile merge_shards(const onnx::ModelProto& float_model, const QuantizeRequest& request,
+                       const StatsIdentity& identity, uint32_t pass,
+                       const std::vector<StatsFile>& shards) {
+  OpenSession open(request, float_model);
+  open.require_stats();
+  if (identity.model_sha256 != model_sha256(float_model)) {
+    throw UserError("calibration statistics do not fit", "the shards are of another model",
+                    "give every rank the same model and options");
+  }
+  std::vector<StatsFile> all = request.stats;
+  all.insert(all.end(), shards.begin(), shards.end());
+  const auto ordered = order_stats(all, identity, pass + 1);
+  uint64_t samples = 0;
+  for (uint32_t p = 0; p <= pass; ++p) {
+    for (const StatsFile* f : ordered[p]) {
+      open.import(p, f->stats);
+      if (p == pass) samples += f->shard_samples;
+    }
+  }
+  return StatsFile{identity, 0, 1, pass, samples, open.export_pass(pass), {}};
 }
 
 }  // namespace eulernpu::host

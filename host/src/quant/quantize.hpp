@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "plugins/plugin_registry.hpp"
 #include "quant/activations.hpp"
 #include "quant/calib_data.hpp"
+#include "quant/calib_stats.hpp"
 
 namespace eulernpu::host {
 
@@ -24,8 +26,20 @@ struct QuantizeRequest {
   int64_t max_samples = 0;      // 0: all
   KeyValues quantizer_options;  // docs/config.md, as the plugin reads them
   KeyValues reference_options;  // e.g. threads
-  // Progress of each pass: (pass, passes, samples done, samples).
+  // Progress of each pass observed: (pass, passes, samples done, samples).
   std::function<void(uint32_t, uint32_t, size_t, size_t)> progress;
+
+  // Sharded calibration (quant/calib_stats.hpp). Statistics files given:
+  // their passes are imported instead of observed (all passes, or those
+  // before `shard->pass`).
+  std::vector<StatsFile> stats;
+  std::string config_sha256;  // identifies the config in and against the files
+  // Observe only shard k of n of `pass` and return its statistics instead
+  // of a model.
+  struct Shard {
+    uint32_t k = 0, n = 1, pass = 0;
+  };
+  std::optional<Shard> shard;
 };
 
 struct QuantizeResult {
@@ -36,12 +50,22 @@ struct QuantizeResult {
   // report records the float32 values with it again rather than lowering
   // the model once more.
   std::shared_ptr<const ActivationRecorder> float_recorder;
+  std::optional<StatsFile> shard_stats;  // request.shard's statistics (and no model)
 };
 
 // `float_model` is finalized. Throws UserError for calibration data that
 // does not fit, and for whatever the quantizer reports.
 QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::string& source,
                               const QuantizeRequest& request);
+
+// One statistics file of pass `pass` from every shard's of it (in any
+// order), as `calibrate --shard 0/1` would have written it: the
+// quantizer imports the earlier passes' (request.stats) and the shards',
+// and exports the pass merged. `identity` is what the shards must be of;
+// UserError for shards that do not fit or are incomplete.
+StatsFile merge_shards(const onnx::ModelProto& float_model, const QuantizeRequest& request,
+                       const StatsIdentity& identity, uint32_t pass,
+                       const std::vector<StatsFile>& shards);
 
 // `model` with every graph input's first dimension set to 1 and shapes
 // inferred again: calibration and the accuracy report run one sample at a

@@ -15,6 +15,7 @@
 #include "pipeline/partition.hpp"
 #include "quant/accuracy_target.hpp"
 #include "quant/activations.hpp"
+#include "quant/calib_stats.hpp"
 #include "quant/quant_config.hpp"
 #include "quant/quant_report.hpp"
 #include "quant/quantize.hpp"
@@ -139,28 +140,38 @@ void check_quantize_options(const QuantizeOptions& options) {
   }
 }
 
-QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
-                                     const onnx::ModelProto& float_model, const std::string& source,
-                                     Progress& progress) {
+namespace {
+
+// What quantize and calibrate share: the config, the request, the rewrites.
+struct Prepared {
+  CompileConfig config;
+  QuantizeRequest request;
+  onnx::ModelProto optimized;
+  std::vector<ir::AppliedRewrite> rewrites;
+};
+
+Prepared prepare(const PluginRegistry& registry, const QuantizeOptions& options,
+                 const onnx::ModelProto& float_model, const std::string& source,
+                 Progress& progress) {
   check_quantize_options(options);
-  CompileConfig config = load_compile_config(options.config, options.preset);
+  Prepared p{load_compile_config(options.config, options.preset), {}, float_model, {}};
+  CompileConfig& config = p.config;
   // The command line wins over the config, and the manifest records it.
   if (options.calib_samples) config.samples = *options.calib_samples;
-  const int64_t max_samples = config.samples;
-  const int threads = options.threads;
-  // The sensitivity costs a float run per int8 value: measured by default
-  // only when a report file is asked for.
-  const int64_t sensitivity_samples =
-      options.sensitivity_samples.value_or(options.report ? kSensitivitySamples : 0);
-  QuantizeRequest request;
+  QuantizeRequest& request = p.request;
   request.quantizer = &find_quantizer(registry, options.quantizer.value_or(""));
   request.reference = &registry.backend("cpu_ref");
   request.calib_path = options.calib_data_path;
-  request.max_samples = max_samples;
+  request.max_samples = config.samples;
   request.quantizer_options = config.to_options();
-  request.reference_options = {{"threads", std::to_string(threads)}};
+  request.reference_options = {{"threads", std::to_string(options.threads)}};
+  const std::string canonical = config.canonical_text();
+  request.config_sha256 = sha256_hex(canonical.data(), canonical.size());
+  for (const std::string& path : options.calib_stats) {
+    request.stats.push_back(read_stats_file(path));
+  }
   // Each pass of the calibration a sub-step of "calibrate".
-  request.progress = [&](uint32_t pass, uint32_t passes, size_t done, size_t total) {
+  request.progress = [&progress](uint32_t pass, uint32_t passes, size_t done, size_t total) {
     if (done == 1) {
       progress.begin("calibrate", static_cast<int64_t>(total), "samples",
                      passes > 1 ? "pass " + std::to_string(pass + 1) + "/" + std::to_string(passes)
@@ -170,17 +181,55 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
   };
   // Rewrites first (docs/optimization.md): the quantizer, the report and
   // every later step see the optimized float model.
-  onnx::ModelProto optimized = float_model;
-  std::vector<ir::AppliedRewrite> rewrites;
   if (options.optimize) {
     ir::OptimizeOptions optimize;
     optimize.equalize = options.equalize;
-    rewrites = progress.step("optimize", [&] {
+    p.rewrites = progress.step("optimize", [&] {
       return ir::optimize_for_quantization(
-          optimized, source, constant_evaluator(*request.reference, request.reference_options),
+          p.optimized, source, constant_evaluator(*request.reference, request.reference_options),
           optimize);
     });
   }
+  return p;
+}
+
+}  // namespace
+
+uint64_t calibrate_shard(const PluginRegistry& registry, const QuantizeOptions& options,
+                         const ShardRequest& shard, const onnx::ModelProto& float_model,
+                         const std::string& source, Progress& progress) {
+  Prepared p = prepare(registry, options, float_model, source, progress);
+  p.request.shard = QuantizeRequest::Shard{shard.k, shard.n, shard.pass};
+  QuantizeResult result = quantize_model(p.optimized, source, p.request);
+  progress.end();
+  StatsFile stats = std::move(*result.shard_stats);
+  if (shard.gather) {
+    const std::vector<std::string> all = shard.gather(encode_stats(stats));
+    if (all.empty()) return 0;
+    stats = progress.step("merge", [&] {
+      std::vector<StatsFile> shards;
+      for (size_t rank = 0; rank < all.size(); ++rank) {
+        shards.push_back(decode_stats(all[rank], "rank " + std::to_string(rank) + "'s statistics"));
+      }
+      return merge_shards(p.optimized, p.request, stats.identity, shard.pass, shards);
+    });
+  }
+  progress.step("write", [&] { write_stats_file(shard.out, stats); });
+  return stats.shard_samples;
+}
+
+QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
+                                     const onnx::ModelProto& float_model, const std::string& source,
+                                     Progress& progress) {
+  Prepared p = prepare(registry, options, float_model, source, progress);
+  CompileConfig& config = p.config;
+  QuantizeRequest& request = p.request;
+  onnx::ModelProto& optimized = p.optimized;
+  std::vector<ir::AppliedRewrite>& rewrites = p.rewrites;
+  // The sensitivity costs a float run per int8 value: measured by default
+  // only when a report file is asked for.
+  const int64_t sensitivity_samples =
+      options.sensitivity_samples.value_or(options.report ? kSensitivitySamples : 0);
   QuantizeResult result = quantize_model(optimized, source, request);
   progress.end();
 

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/progress.hpp"
 #include "onnx/onnx_pb.h"
@@ -35,6 +37,20 @@ struct QuantizeOptions {
   bool equalize = false;
   std::optional<double> accuracy_target;  // SQNR in dB
   std::optional<std::filesystem::path> save_quantized_ir, report;
+  // Statistics files of a sharded calibration (docs/scale-out.md): the
+  // quantizer imports them instead of observing the samples.
+  std::vector<std::string> calib_stats;
+};
+
+// eulernpu calibrate: one shard of one pass, written as a statistics file.
+struct ShardRequest {
+  uint32_t k = 0, n = 1;
+  uint32_t pass = 0;  // 0-based; a later pass needs options.calib_stats of the earlier
+  std::filesystem::path out;
+  // MPI (calibrate --mpi): this shard's statistics (encode_stats) in,
+  // every rank's out on rank 0, in rank order, and nothing on the others,
+  // which then write nothing; rank 0 merges them into one file of 0/1.
+  std::function<std::vector<std::string>(const std::string&)> gather;
 };
 
 struct QuantizeOutcome {
@@ -57,5 +73,13 @@ void check_quantize_options(const QuantizeOptions& options);
 QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const QuantizeOptions& options,
                                      const onnx::ModelProto& float_model, const std::string& source,
                                      Progress& progress);
+
+// Observes shard `shard.k` of `shard.n` of pass `shard.pass` (steps
+// "optimize" and "calibrate") and writes its statistics to `shard.out`
+// (with `shard.gather`, "merge" first). Returns the samples in the file
+// written (0 on a rank that writes none).
+uint64_t calibrate_shard(const PluginRegistry& registry, const QuantizeOptions& options,
+                         const ShardRequest& shard, const onnx::ModelProto& float_model,
+                         const std::string& source, Progress& progress);
 
 }  // namespace eulernpu::host

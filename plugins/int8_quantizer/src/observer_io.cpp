@@ -1,5 +1,7 @@
 #include "observer_io.hpp"
 
+#include "byte_io.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,33 +16,6 @@ namespace {
 constexpr uint32_t kMagic = 0x31424f45;  // "EOB1"
 constexpr size_t kHeader = 4 + 1 + 1 + 8 + 8 + 8 + 4;
 constexpr size_t kBin = 4 + 8;
-
-template <typename T>
-void put(std::string& out, T v) {
-  static_assert(std::endian::native == std::endian::little, "the layout is little-endian");
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.append(b, sizeof(T));
-}
-
-// Reads the fields in order; never past the end.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  template <typename T>
-  T get() {
-    if (bytes_.size() - at_ < sizeof(T)) throw std::invalid_argument("cut short");
-    T v;
-    std::memcpy(&v, bytes_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return v;
-  }
-  size_t left() const { return bytes_.size() - at_; }
-
- private:
-  std::string_view bytes_;
-  size_t at_ = 0;
-};
 
 }  // namespace
 
@@ -67,7 +42,7 @@ std::string encode_observer(const TensorObserver& obs) {
 }
 
 TensorObserver decode_observer(std::string_view bytes) {
-  Reader in(bytes);
+  ByteReader in(bytes);
   if (in.get<uint32_t>() != kMagic) throw std::invalid_argument("not observer statistics");
   const int bits = in.get<int8_t>();
   const uint8_t seen = in.get<uint8_t>();

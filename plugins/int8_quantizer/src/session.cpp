@@ -236,6 +236,17 @@ void Session::finish(sdk::GraphBuilder& out) {
     throw sdk::Error(ENP_INVALID_ARGUMENT, "no calibration samples",
                      "the quantizer observed no sample", "give calibration data");
   }
+  // Imported statistics may stop short of a pass (sharded calibration):
+  // best's choice from part of pass 2 would differ from the whole's.
+  for (uint32_t pass = 1; pass < passes(); ++pass) {
+    if (samples_[pass] != samples_[0]) {
+      throw sdk::Error(ENP_INVALID_ARGUMENT, "calibration statistics are incomplete",
+                       "pass " + std::to_string(pass + 1) + " covers " +
+                           std::to_string(samples_[pass]) + " of " + std::to_string(samples_[0]) +
+                           " samples",
+                       "give every shard's statistics of every pass (docs/scale-out.md)");
+    }
+  }
   quantize().emit(out);
 }
 

@@ -33,6 +33,10 @@ class Session : public sdk::QuantSession {
 
   void observe(uint32_t pass, std::span<const enp_tensor_t> values) override;
   void finish(sdk::GraphBuilder& out) override;
+  // Sharded calibration (session_stats.cpp): pass 0's observers or pass
+  // 1's error sums as bytes, and another session's merged in.
+  std::string export_stats(uint32_t pass) override;
+  void import_stats(uint32_t pass, std::string_view bytes) override;
 
   // The quantized graph (what finish() emits); exposed for tests.
   OwnedGraph quantize() const;
@@ -58,6 +62,8 @@ class Session : public sdk::QuantSession {
     bool failed = false;
   };
   std::vector<MomentSource> moment_sources_;
+  // Throws unless every statistic of this session merges exactly.
+  void require_mergeable(uint32_t pass, const char* what) const;
   uint64_t samples_[2] = {0, 0};
 };
 

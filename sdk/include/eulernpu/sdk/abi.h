@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define ENP_ABI_MAJOR 1
-#define ENP_ABI_MINOR 8
+#define ENP_ABI_MINOR 9
 
 /* The one symbol a plugin library exports. */
 #define ENP_PLUGIN_ENTRY_SYMBOL "enp_plugin_entry"
@@ -226,6 +226,7 @@ typedef struct enp_artifact_reader_t enp_artifact_reader_t;
 typedef struct enp_tensor_list_t enp_tensor_list_t;
 typedef struct enp_support_report_t enp_support_report_t;
 typedef struct enp_device_list_t enp_device_list_t;
+typedef struct enp_byte_buffer_t enp_byte_buffer_t;
 
 /* A target device of a backend and the core modes it can be compiled for. */
 typedef struct enp_device_info_t {
@@ -337,6 +338,10 @@ typedef struct enp_host_api_t {
    * and a copy of them cost more than the run). Name and dims are copied.
    * Otherwise the same as tensor_list_add. */
   enp_status_t* (*tensor_list_add_lasting)(enp_tensor_list_t* list, const enp_tensor_t* tensor);
+
+  /* ABI 1.9. Appends `size` bytes to a byte buffer (quantizer
+   * session_export); the host copies them. */
+  enp_status_t* (*byte_buffer_append)(enp_byte_buffer_t* buffer, const void* data, uint64_t size);
 } enp_host_api_t;
 
 /* ------------------------------------------------------------------------ */
@@ -401,7 +406,18 @@ typedef struct enp_quant_session_t enp_quant_session_t;
  * and with data. The quantized graph is written through the same builder
  * functions a frontend uses; the host sorts, shape-checks and saves it.
  * Options are the quantization config as key/value pairs (docs/config.md).
- * Members from session_begin on are ABI 1.2. */
+ * Members from session_begin on are ABI 1.2.
+ *
+ * Sharded calibration (ABI 1.9): a session may instead be fed statistics
+ * that other sessions of the same graph and options gathered on their share
+ * of the samples. session_export writes what pass `pass` observed so far as
+ * bytes; session_import merges such bytes into a session as if it had
+ * observed those samples itself, and must give exactly the state (and so
+ * the graph) one session observing every sample reaches. Pass p's
+ * statistics may depend on passes < p: a session imports every shard's
+ * pass 0 before it observes or imports pass 1. Either may be NULL, and a
+ * quantizer refuses (ENP_UNIMPLEMENTED) options whose statistics it cannot
+ * merge exactly. */
 typedef struct enp_quantizer_v1_t {
   uint64_t struct_size;
   const char* const* methods; /* calibration methods */
@@ -413,6 +429,11 @@ typedef struct enp_quantizer_v1_t {
                                    const enp_tensor_t* values, uint64_t n_values);
   enp_status_t* (*session_finish)(enp_quant_session_t* session, enp_graph_builder_t* out);
   void (*session_end)(enp_quant_session_t* session);
+  /* ABI 1.9 (see above). */
+  enp_status_t* (*session_export)(enp_quant_session_t* session, uint32_t pass,
+                                  enp_byte_buffer_t* out);
+  enp_status_t* (*session_import)(enp_quant_session_t* session, uint32_t pass, const void* data,
+                                  uint64_t size);
 } enp_quantizer_v1_t;
 
 /* A backend's loaded artifact (plugin-owned, opaque; ABI 1.7). */

@@ -8,9 +8,11 @@
 // session.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "eulernpu/sdk/abi.h"
 #include "eulernpu/sdk/frontend.hpp"
@@ -26,7 +28,24 @@ class QuantSession {
   virtual void observe(uint32_t pass, std::span<const enp_tensor_t> values) = 0;
   // Writes the quantized graph.
   virtual void finish(GraphBuilder& out) = 0;
+  // Sharded calibration (ABI 1.9, abi.h): what pass `pass` observed so
+  // far as bytes, and such bytes of another session merged into this one.
+  // A quantizer that cannot merge exactly keeps these defaults, which refuse.
+  virtual std::string export_stats(uint32_t pass);
+  virtual void import_stats(uint32_t pass, std::string_view bytes);
 };
+
+inline std::string QuantSession::export_stats(uint32_t) {
+  throw Error(ENP_UNIMPLEMENTED, "sharded calibration is not supported",
+              "this quantizer cannot write its calibration statistics",
+              "calibrate on one machine (leave out --shard and --calib-stats)");
+}
+
+inline void QuantSession::import_stats(uint32_t, std::string_view) {
+  throw Error(ENP_UNIMPLEMENTED, "sharded calibration is not supported",
+              "this quantizer cannot read calibration statistics",
+              "calibrate on one machine (leave out --shard and --calib-stats)");
+}
 
 class Quantizer {
  public:
@@ -70,6 +89,26 @@ struct QuantizerTrampolines {
     });
   }
   static void end(enp_quant_session_t* session) { delete cast(session); }
+  static enp_status_t* export_stats(enp_quant_session_t* session, uint32_t pass,
+                                    enp_byte_buffer_t* out) {
+    return guard([&] {
+      const std::string bytes = cast(session)->export_stats(pass);
+      const enp_host_api_t* api = host_api();
+      if (api->struct_size < offsetof(enp_host_api_t, byte_buffer_append) + sizeof(void*) ||
+          !api->byte_buffer_append) {
+        throw Error(ENP_UNIMPLEMENTED, "sharded calibration is not supported",
+                    "the host is older than plugin ABI 1.9", "use eulernpu 1.9 or newer");
+      }
+      check(api->byte_buffer_append(out, bytes.data(), bytes.size()));
+    });
+  }
+  static enp_status_t* import_stats(enp_quant_session_t* session, uint32_t pass, const void* data,
+                                    uint64_t size) {
+    return guard([&] {
+      cast(session)->import_stats(
+          pass, std::string_view(static_cast<const char*>(data), data ? size : 0));
+    });
+  }
   static enp_status_t* initialize(const enp_host_api_t* host) {
     host_api() = host;
     return guard([] { (void)quantizer_instance<Q>(); });
@@ -87,7 +126,9 @@ const enp_plugin_header_t* quantizer_descriptor(const char* name, const char* ve
                                             &T::begin,
                                             &T::observe,
                                             &T::finish,
-                                            &T::end};
+                                            &T::end,
+                                            &T::export_stats,
+                                            &T::import_stats};
   static const enp_plugin_v1_t plugin{
       {ENP_ABI_MAJOR, ENP_ABI_MINOR, ENP_PLUGIN_QUANTIZER, 0, name, version, description},
       sizeof(enp_plugin_v1_t),
