@@ -114,6 +114,17 @@ class SweepTest(CliTestCase):
                    where="job 1 of 1")
         self.error("sweep", "run", "--jobs", jobs, title="invalid command line",
                    where="--index")
+        self.error("sweep", "run", "--jobs", jobs, env={"SLURM_ARRAY_TASK_ID": "x"},
+                   title="invalid command line", where="SLURM_ARRAY_TASK_ID is 'x'")
+        with open(jobs) as f:
+            plan = json.load(f)
+        plan["cwd"] = self.path("gone")
+        with open(jobs, "w") as f:
+            json.dump(plan, f)
+        self.error("sweep", "run", "--jobs", jobs, "--index", "0",
+                   title="sweep jobs file is invalid", where="is not here")
+        self.error("sweep", "--jobs", self.path("j2.json"), "--out-dir", jobs, *MODEL, *CALIB,
+                   title="cannot write output file", where="--out-dir")
         with open(jobs, "w") as f:
             f.write("{\"eulernpu_sweep\": 2}")
         self.error("sweep", "run", "--jobs", jobs, "--index", "0",

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "cli/cli.hpp"
 #include "cli/model_source.hpp"
@@ -180,7 +181,12 @@ int sweep_create(Context& ctx, int argc, char** argv) {
                     "no device and core mode of the lists fit backend '" + backend.name + "'",
                     "see 'eulernpu capabilities' or the backend's docs for its devices");
   }
-  std::filesystem::create_directories(out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    throw UserError("cannot write output file", "--out-dir '" + out_dir + "': " + ec.message(),
+                    "give a directory that can be created and written");
+  }
   write_sweep_plan((*args)["jobs"].as<std::string>(), plan);
   std::printf("Sweep OK: %zu job%s · %zu combination%s skipped · %s\n", plan.jobs.size(),
               plan.jobs.size() == 1 ? "" : "s", plan.skipped.size(),

@@ -138,7 +138,13 @@ int sweep_run(Context& ctx, int argc, char** argv) {
   if (args->count("index")) {
     index = (*args)["index"].as<int64_t>();
   } else if (const char* slurm = std::getenv("SLURM_ARRAY_TASK_ID")) {
-    index = std::strtoll(slurm, nullptr, 10);
+    char* end = nullptr;
+    index = std::strtoll(slurm, &end, 10);
+    if (*slurm == '\0' || *end != '\0') {
+      throw UserError("invalid command line",
+                      "SLURM_ARRAY_TASK_ID is '" + std::string(slurm) + "', not a job index",
+                      "give --index, or run it as a task of an array job");
+    }
   } else {
     throw UserError("invalid command line", "sweep run needs --index (or SLURM_ARRAY_TASK_ID)",
                     "give the job's index, 0 to " + std::to_string(plan.jobs.size() - 1));
@@ -150,7 +156,14 @@ int sweep_run(Context& ctx, int argc, char** argv) {
   }
   const SweepJob& job = plan.jobs[static_cast<size_t>(index)];
   // The commands' relative paths are the sweep's directory's.
-  std::filesystem::current_path(plan.cwd);
+  std::error_code ec;
+  std::filesystem::current_path(plan.cwd, ec);
+  if (ec) {
+    throw UserError("sweep jobs file is invalid",
+                    "its directory '" + plan.cwd + "' is not here: " + ec.message(),
+                    "run the jobs where the sweep was written (a shared file system), or write "
+                    "the sweep again here");
+  }
   nlohmann::ordered_json record = {{"index", job.index},
                                    {"backend", job.backend},
                                    {"target_device", job.target_device},
