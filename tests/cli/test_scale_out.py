@@ -39,6 +39,12 @@ class ScaleOutTest(CliTestCase):
             files = self.shards(f"s{n}", n)
             self.assertEqual(self.quantize(f"sharded{n}.mxq", "--calib-stats", *files), single,
                              f"{n} shards")
+        # --accuracy-target quantizes again with nodes kept in float32: from
+        # the same merged statistics.
+        self.assertEqual(
+            self.quantize("target_sharded.mxq", "--accuracy-target", "50", "--calib-stats",
+                          *self.shards("t", 2)),
+            self.quantize("target_single.mxq", "--accuracy-target", "50"))
         # The shards split the 64 samples i mod N.
         r = self.ok("-q", "calibrate", *CNN, *CALIB, "--shard", "1/3", "--out",
                     self.path("again.calib"))
