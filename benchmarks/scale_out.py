@@ -45,7 +45,8 @@ def main():
     ap.add_argument("--model", default="det_ppocrv4", help="a model id of tests/real_models")
     ap.add_argument("--shards", default="2,3")
     ap.add_argument("--samples", type=int, default=0, help="calibration samples (0: the suite's)")
-    ap.add_argument("--preset", default="default")
+    # One pass: a preset of two (best) shards its second pass separately.
+    ap.add_argument("--preset", default="default", choices=["default", "fast", "entropy", "mse"])
     args = ap.parse_args()
     spec = inputs.model_spec(args.model)
     count = args.samples or spec["calibration_samples"]
@@ -64,8 +65,7 @@ def main():
         for n in [int(x) for x in args.shards.split(",")]:
             parts = [os.path.join(tmp, f"p{n}.{k}.calib") for k in range(n)]
             tn = run_all([base + ["--shard", f"{k}/{n}", "--out", parts[k]] for k in range(n)])
-            # The merged statistics are the one process's file byte for byte
-            # (calibrate --mpi's merge is the same function).
+            # The shards' statistics and the one process's give the same artifact.
             qa, qb = os.path.join(tmp, f"a{n}.mxq"), os.path.join(tmp, f"b{n}.mxq")
             q = [EULERNPU, "-q", "quantize", *common, "--sensitivity-samples", "0"]
             run_all([q + ["--calib-stats", *parts, "--out", qa]])

@@ -25,15 +25,19 @@ def setUpModule():
         raise unittest.SkipTest(f"{LIBRARY} was not built (MPI was not found at configure time)")
 
 
-def mpirun(ranks, *args):
+def mpirun(ranks, *args, second=None):
+    """`ranks` ranks of eulernpu -q ARGS; with `second`, one more rank runs
+    eulernpu -q SECOND instead (mpirun's MPMD form)."""
     env = dict(os.environ)
     env.pop("EULERNPU_PLUGIN_PATH", None)
     # Open MPI refuses root unless told; the tests run as root in CI.
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl="self,vader", OMPI_MCA_btl_vader_single_copy_mechanism="none",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_hwloc_base_binding_policy="none")
-    r = subprocess.run(["mpirun", "-n", str(ranks), EULERNPU, "-q", *args], env=env,
-                       capture_output=True, text=True, timeout=600)
+    cmd = ["mpirun", "-n", str(ranks), EULERNPU, "-q", *args]
+    if second is not None:
+        cmd += [":", "-n", "1", EULERNPU, "-q", *second]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     check_sanitizer_report(r.stderr)
     return r
 
@@ -69,12 +73,15 @@ class MpiTest(CliTestCase):
         self.assertEqual(self.read("mpi.mxq"), self.read("single.mxq"))
 
     def test_a_failing_rank_ends_the_job(self):
-        # Every rank fails the same way here; none may be left waiting.
-        r = mpirun(2, "calibrate", *MODEL, "--mpi", "--pass", "2", "--calib-stats",
-                   os.path.join(DIGITS, "cnn.onnx"), "--out", self.path("x.calib"))
+        # Rank 1 fails (its calibration set is missing) while rank 0 waits
+        # for its statistics: the job must end, not hang, and write nothing.
+        out = self.path("x.calib")
+        bad = [a if a != os.path.join(DIGITS, "calib") else self.path("missing") for a in MODEL]
+        r = mpirun(1, "calibrate", *MODEL, "--mpi", "--out", out,
+                   second=["calibrate", *bad, "--mpi", "--out", out])
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("error: calibration statistics are invalid", r.stderr)
-        self.assertFalse(os.path.exists(self.path("x.calib")))
+        self.assertIn("rank 1: error: calibration data not found", r.stderr)
+        self.assertFalse(os.path.exists(out))
         self.error("calibrate", *MODEL, "--mpi", "--shard", "0/2", "--out", self.path("x.calib"),
                    title="invalid command line", where="--mpi with --shard")
 

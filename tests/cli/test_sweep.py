@@ -97,6 +97,17 @@ class SweepTest(CliTestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("job 0 failed: sweep eval set does not fit", r.stdout)
         self.assertIn("0 of 1 jobs OK", r.stdout)
+        # An eval golden without arrays.
+        np.savez(golden)
+        self.error("sweep", "run", "--jobs", jobs, "--index", "0",
+                   title="sweep eval set does not fit", where="holds no array")
+        # A new sweep into the same directory does not take the old results for its own.
+        jobs2 = self.path("jobs2.json")
+        self.ok("sweep", "--jobs", jobs2, "--out-dir", self.path("out"), *MODEL, *CALIB,
+                "--backend", "npu_sim", "--target-device", "npu8")
+        r = run("sweep", "collect", "--jobs", jobs2)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("job 0 has not run", r.stdout)
 
     def test_bad_sweeps_are_refused(self):
         jobs = self.path("jobs.json")
@@ -108,6 +119,16 @@ class SweepTest(CliTestCase):
         self.error(*base, *CALIB, "--eval-input", "x.npz", title="invalid command line",
                    where="--eval-input and --eval-golden")
         self.error(*base, *CALIB, "--no-such-option", title="invalid command line")
+        self.error(*base, *CALIB, "--config", os.path.join(SOURCE_DIR, "examples", "configs",
+                                                            "mlp_fc2_float.yaml"),
+                   "--preset", "default,fast", title="invalid command line",
+                   where="--config with --preset")
+        best = self.path("best.calib")
+        self.ok("-q", "calibrate", *MODEL, *CALIB, "--preset", "best", "--out", best)
+        self.error(*base, *CALIB, "--preset", "default,fast", "--calib-stats", best,
+                   title="calibration statistics do not fit", where="none of the jobs uses")
+        self.error("sweep", "--jobs", jobs, "--out-dir=", *MODEL, title="invalid command line",
+                   where="--out-dir ''")
         self.assert_absent(jobs)
         self.ok(*base, *CALIB, "--backend", "cpu_ref")
         self.error("sweep", "run", "--jobs", jobs, "--index", "1", title="invalid command line",

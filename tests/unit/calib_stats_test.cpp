@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +20,16 @@ namespace calib_stats_test {
 namespace {
 
 StatsIdentity identity() {
-  return {"m" + std::string(63, '0'), "c" + std::string(63, '0'), 10,
-          "k" + std::string(63, '0'), "int8_quantizer 1.0.0",     2};
+  StatsIdentity id;
+  id.model_sha256 = "m" + std::string(63, '0');
+  id.calib_sha256 = "c" + std::string(63, '0');
+  id.samples = 10;
+  id.config_sha256 = "k" + std::string(63, '0');
+  id.quantizer = "int8_quantizer 1.0.0";
+  id.passes = 2;
+  id.reference = "cpu_ref 1.0.0";
+  id.host = "1.0.0";
+  return id;
 }
 
 StatsFile file(uint32_t k, uint32_t n, uint32_t pass, std::string path = {}) {
@@ -50,6 +58,8 @@ TEST(CalibStatsTest, ReadsBackWhatItWrote) {
   const StatsFile back = decode_stats(encode_stats(f), "x");
   EXPECT_EQ(back.identity.model_sha256, f.identity.model_sha256);
   EXPECT_EQ(back.identity.passes, 2u);
+  EXPECT_EQ(back.identity.reference, "cpu_ref 1.0.0");
+  EXPECT_EQ(back.identity.host, "1.0.0");
   EXPECT_EQ(back.shard, 2u);
   EXPECT_EQ(back.shards, 3u);
   EXPECT_EQ(back.pass, 1u);
@@ -109,6 +119,11 @@ TEST(CalibStatsTest, OnlyAWholeCalibrationIsAccepted) {
   other.identity.config_sha256[0] = 'x';
   EXPECT_EQ(where_of([&] { order_stats({other}, id, 1); }),
             "calibration statistics do not fit: 'o' is of another config");
+  StatsFile built = file(0, 1, 0, "b");
+  built.identity.reference = "cpu_ref 0.9.0";
+  EXPECT_EQ(where_of([&] { order_stats({built}, id, 1); }),
+            "calibration statistics do not fit: 'b' is of another build (cpu_ref 0.9.0, eulernpu "
+            "1.0.0; this is cpu_ref 1.0.0, eulernpu 1.0.0)");
   // Many missing shards are summarized.
   EXPECT_EQ(where_of([&] { order_stats({file(3, 100, 0)}, id, 1); }),
             "calibration statistics are incomplete: pass 1 of 100 shards lacks shards 0, 1, 2, "

@@ -114,6 +114,13 @@ int cmd_calibrate(Context& ctx, int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "rank %d: %s\n", world->rank(), format_error(e).c_str());
     world->abort(1);
+  } catch (const std::exception& e) {
+    if (!world || world->size() == 1) throw;
+    std::fflush(stdout);
+    std::fprintf(
+        stderr, "rank %d: %s\n", world->rank(),
+        format_error(UserError("internal error", e.what(), "report this as a bug")).c_str());
+    world->abort(70);
   }
 }
 

@@ -17,7 +17,7 @@
 #include "pipeline/sweep_jobs.hpp"
 #include "plugins/backend_calls.hpp"
 #include "quant/calib_stats.hpp"
-#include "quant/quant_config.hpp"
+#include "quant/quantize_pipeline.hpp"
 
 namespace eulernpu::host {
 
@@ -42,19 +42,16 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-std::string absolute(const std::string& path) {
-  return std::filesystem::absolute(path).lexically_normal().string();
-}
-
-// The config sha256 a preset gives with these options (what a statistics
-// file records), to hand each job the statistics of its own config.
-std::string config_sha256(const QuantizeOptions& options,
-                          const std::optional<std::string>& preset) {
-  CompileConfig config =
-      load_compile_config(preset ? std::nullopt : options.config, preset ? preset : options.preset);
-  if (options.calib_samples) config.samples = *options.calib_samples;
-  const std::string text = config.canonical_text();
-  return sha256_hex(text.data(), text.size());
+// An absolute path for the jobs, which may run elsewhere in the tree.
+std::string absolute(const std::string& path, const char* option) {
+  std::error_code ec;
+  const auto p = path.empty() ? std::filesystem::path() : std::filesystem::absolute(path, ec);
+  if (path.empty() || ec) {
+    throw UserError("invalid command line",
+                    std::string(option) + " '" + path + "'" + (ec ? ": " + ec.message() : ""),
+                    "give a path");
+  }
+  return p.lexically_normal().string();
 }
 
 int sweep_create(Context& ctx, int argc, char** argv) {
@@ -118,17 +115,23 @@ int sweep_create(Context& ctx, int argc, char** argv) {
   // Statistics by the config they were gathered with.
   std::map<std::string, std::vector<std::string>> stats_by_config;
   for (const std::string& path : stats_paths) {
-    stats_by_config[read_stats_file(path).identity.config_sha256].push_back(absolute(path));
+    stats_by_config[read_stats_file(path).identity.config_sha256].push_back(
+        absolute(path, "--calib-stats"));
   }
   const QuantizeOptions calibration = quantizing ? calibration_options(*args) : QuantizeOptions{};
+  if (calibration.config && !presets.empty()) {
+    throw UserError("invalid command line", "--config with --preset",
+                    "sweep either presets or one config file");
+  }
 
   SweepPlan plan;
-  plan.cwd = std::filesystem::current_path().string();
-  const std::string out_dir = absolute((*args)["out-dir"].as<std::string>());
+  plan.cwd = absolute(".", "the current directory");
+  const std::string out_dir = absolute((*args)["out-dir"].as<std::string>(), "--out-dir");
   if (args->count("eval-input")) {
-    plan.eval_input = absolute((*args)["eval-input"].as<std::string>());
-    plan.eval_golden = absolute((*args)["eval-golden"].as<std::string>());
+    plan.eval_input = absolute((*args)["eval-input"].as<std::string>(), "--eval-input");
+    plan.eval_golden = absolute((*args)["eval-golden"].as<std::string>(), "--eval-golden");
   }
+  std::set<std::string> used_configs;
   const std::vector<std::optional<std::string>> job_presets =
       presets.empty() ? std::vector<std::optional<std::string>>{std::nullopt}
                       : std::vector<std::optional<std::string>>(presets.begin(), presets.end());
@@ -158,15 +161,20 @@ int sweep_create(Context& ctx, int argc, char** argv) {
         job.artifact = stem + ".mxq";
         job.result = stem + ".json";
         for (const auto& dir : ctx.plugin_dirs)
-          job.command.insert(job.command.end(), {"--plugin-dir", absolute(dir.string())});
+          job.command.insert(job.command.end(),
+                             {"--plugin-dir", absolute(dir.string(), "--plugin-dir")});
         job.command.insert(job.command.end(), {"-q", "compile"});
         job.command.insert(job.command.end(), passthrough.begin(), passthrough.end());
         job.command.insert(job.command.end(), {"--backend", backend.name, "--target-device", device,
                                                "--inference-scheme", scheme});
         if (preset) job.command.insert(job.command.end(), {"--preset", *preset});
         if (quantizing && !stats_by_config.empty()) {
-          const auto it = stats_by_config.find(config_sha256(calibration, preset));
+          QuantizeOptions with_preset = calibration;
+          if (preset) with_preset.preset = preset;
+          const std::string digest = config_sha256(effective_config(with_preset));
+          const auto it = stats_by_config.find(digest);
           if (it != stats_by_config.end()) {
+            used_configs.insert(digest);
             job.command.emplace_back("--calib-stats");
             job.command.insert(job.command.end(), it->second.begin(), it->second.end());
           }
@@ -174,6 +182,13 @@ int sweep_create(Context& ctx, int argc, char** argv) {
         job.command.insert(job.command.end(), {"--out", job.artifact});
         plan.jobs.push_back(std::move(job));
       }
+    }
+  }
+  for (const auto& [digest, files] : stats_by_config) {
+    if (!used_configs.count(digest)) {
+      throw UserError("calibration statistics do not fit",
+                      "'" + files.front() + "' is of a config none of the jobs uses",
+                      "give statistics written with one of the sweep's presets");
     }
   }
   if (plan.jobs.empty()) {

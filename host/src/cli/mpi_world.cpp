@@ -2,6 +2,7 @@
 
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 
 #include "../../mpi/mpi_bridge.h"
@@ -49,6 +50,9 @@ MpiWorld::MpiWorld(const std::string& installed_plugin_dir) : lib_(std::make_uni
 }
 
 MpiWorld::~MpiWorld() {
+  // MPI_Finalize waits for every rank: while an exception leaves, the
+  // others may be waiting for this one, and the caller aborts instead.
+  if (std::uncaught_exceptions() > 0) return;
   char err[512] = {};
   if (lib_ && lib_->finalize) lib_->finalize(err, sizeof err);
 }

@@ -49,6 +49,10 @@ namespace {
 
 bool is_calib_stats(const std::string& a) { return a == "--calib-stats"; }
 
+// Files follow --calib-stats up to the next option (an empty argument is a
+// file name, however unlikely, not an option).
+bool is_option(const std::string& a) { return !a.empty() && a[0] == '-'; }
+
 }  // namespace
 
 std::vector<std::string> take_calib_stats(int& argc, char** argv) {
@@ -58,7 +62,7 @@ std::vector<std::string> take_calib_stats(int& argc, char** argv) {
     const std::string a = argv[i];
     if (is_calib_stats(a)) {
       const int before = static_cast<int>(files.size());
-      while (i + 1 < argc && argv[i + 1][0] != '-') files.emplace_back(argv[++i]);
+      while (i + 1 < argc && !is_option(argv[i + 1])) files.emplace_back(argv[++i]);
       if (static_cast<int>(files.size()) == before) {
         throw UserError("invalid command line", "--calib-stats needs at least one file",
                         "e.g. --calib-stats part.*.calib");
@@ -78,10 +82,7 @@ std::vector<std::string> without_calib_stats(const std::vector<std::string>& com
   for (size_t i = 0; i < command_line.size(); ++i) {
     const std::string& a = command_line[i];
     if (is_calib_stats(a)) {
-      while (i + 1 < command_line.size() && !command_line[i + 1].empty() &&
-             command_line[i + 1][0] != '-') {
-        ++i;
-      }
+      while (i + 1 < command_line.size() && !is_option(command_line[i + 1])) ++i;
     } else if (a.rfind("--calib-stats=", 0) != 0) {
       out.push_back(a);
     }

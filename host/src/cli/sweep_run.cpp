@@ -45,6 +45,10 @@ nlohmann::ordered_json evaluate(Context& ctx, const std::string& artifact_path,
     if (report.is_object() && report.contains("totals")) backend_report = report["totals"];
   }
   const std::vector<Tensor> golden = read_npz(*plan.eval_golden);
+  if (golden.empty()) {
+    throw UserError("sweep eval set does not fit", "'" + *plan.eval_golden + "' holds no array",
+                    "give the expected outputs of the model for --eval-input");
+  }
   double signal = 0, noise = 0, max_abs = 0;
   for (const TensorComparison& c : compare_tensors(outcome.outputs, golden, 0)) {
     const std::string why =
@@ -164,7 +168,8 @@ int sweep_run(Context& ctx, int argc, char** argv) {
                     "run the jobs where the sweep was written (a shared file system), or write "
                     "the sweep again here");
   }
-  nlohmann::ordered_json record = {{"index", job.index},
+  nlohmann::ordered_json record = {{"sweep", plan.digest},
+                                   {"index", job.index},
                                    {"backend", job.backend},
                                    {"target_device", job.target_device},
                                    {"inference_scheme", job.inference_scheme},
@@ -219,7 +224,11 @@ int sweep_collect(Context& /*ctx*/, int argc, char** argv) {
   size_t bad = 0;
   for (const SweepJob& job : plan.jobs) {
     nlohmann::ordered_json r = read_result(job.result);
-    if (r.is_null()) {
+    // A result of another sweep (an earlier one into the same directory),
+    // or not one at all, is no result of this job.
+    const bool ours = r.is_object() && r.value("sweep", "") == plan.digest && r.contains("index") &&
+                      r["index"] == job.index;
+    if (!ours) {
       r = {{"index", job.index},
            {"backend", job.backend},
            {"target_device", job.target_device},
@@ -227,7 +236,7 @@ int sweep_collect(Context& /*ctx*/, int argc, char** argv) {
            {"preset", job.preset},
            {"status", "not run"}};
     }
-    if (r.value("status", "") != "ok") ++bad;
+    if (cell(r, "status", "%g") != "ok") ++bad;
     rows.push_back(std::move(r));
   }
   std::string text;
@@ -261,10 +270,13 @@ int sweep_collect(Context& /*ctx*/, int argc, char** argv) {
       text = sdk::text_table(
           table, {true, false, false, false, false, false, false, true, true, true, true}, 2);
       for (const auto& r : rows) {
-        if (r.value("status", "") == "failed" && r.contains("error")) {
-          text += "job " + cell(r, "index", "%.0f") + " failed: " + r["error"].value("title", "") +
-                  ": " + r["error"].value("where", "") + "\n";
-        } else if (r.value("status", "") == "not run") {
+        if (cell(r, "status", "%g") == "failed" && r.contains("error")) {
+          const auto& e = r["error"];
+          text += "job " + cell(r, "index", "%.0f") + " failed: " +
+                  (e.is_object() ? cell(e, "title", "%g") + ": " + cell(e, "where", "%g")
+                                 : std::string("(no error recorded)")) +
+                  "\n";
+        } else if (cell(r, "status", "%g") == "not run") {
           text += "job " + cell(r, "index", "%.0f") + " has not run (no " +
                   plan.jobs[r["index"].get<size_t>()].result + ")\n";
         }

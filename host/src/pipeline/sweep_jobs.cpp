@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "formats/output_file.hpp"
+#include "formats/sha256.hpp"
 
 namespace eulernpu::host {
 
@@ -51,10 +52,13 @@ SweepPlan read_sweep_plan(const std::filesystem::path& path) {
     throw UserError(kInvalid, "'" + p + "' is " + std::to_string(size) + " bytes (at most 64 MiB)",
                     "give the file 'eulernpu sweep --jobs' wrote");
   }
+  std::string bytes(size, '\0');
   std::ifstream in(path, std::ios::binary);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
   SweepPlan plan;
+  plan.digest = sha256_hex(bytes.data(), bytes.size());
   try {
-    const auto doc = nlohmann::json::parse(in);
+    const auto doc = nlohmann::json::parse(bytes);
     if (doc.at("eulernpu_sweep").get<int>() != kVersion)
       throw std::invalid_argument("version " + doc["eulernpu_sweep"].dump() + ", not 1");
     plan.cwd = doc.at("cwd").get<std::string>();
@@ -77,6 +81,7 @@ SweepPlan read_sweep_plan(const std::filesystem::path& path) {
       job.command = j.at("command").get<std::vector<std::string>>();
       plan.jobs.push_back(std::move(job));
     }
+    if (plan.jobs.empty()) throw std::invalid_argument("it has no jobs");
     plan.skipped = nlohmann::ordered_json::parse(doc.at("skipped").dump());
   } catch (const std::exception& e) {
     throw UserError(kInvalid, "'" + p + "': " + e.what(),

@@ -23,6 +23,10 @@ struct SweepJob {
 
 struct SweepPlan {
   std::string cwd;  // where the commands' relative paths are relative to
+  // sha256 of the jobs file as read (not written in it): a job's result
+  // records it, so results of another sweep in the same directory are not
+  // taken for this one's.
+  std::string digest;
   std::optional<std::string> eval_input, eval_golden;
   std::vector<SweepJob> jobs;
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();  // combinations not made jobs

@@ -77,6 +77,8 @@ std::string encode_stats(const StatsFile& f) {
                                          {"config_sha256", f.identity.config_sha256},
                                          {"quantizer", f.identity.quantizer},
                                          {"passes", f.identity.passes},
+                                         {"reference", f.identity.reference},
+                                         {"eulernpu", f.identity.host},
                                          {"pass", f.pass},
                                          {"shard", f.shard},
                                          {"shards", f.shards},
@@ -140,6 +142,8 @@ StatsFile decode_stats(const std::string& bytes, const std::string& p) {
     id.config_sha256 = h.at("config_sha256").get<std::string>();
     id.quantizer = h.at("quantizer").get<std::string>();
     id.passes = h.at("passes").get<uint32_t>();
+    id.reference = h.at("reference").get<std::string>();
+    id.host = h.at("eulernpu").get<std::string>();
     f.pass = h.at("pass").get<uint32_t>();
     f.shard = h.at("shard").get<uint32_t>();
     f.shards = h.at("shards").get<uint32_t>();
@@ -183,6 +187,10 @@ std::vector<std::vector<const StatsFile*>> order_stats(const std::vector<StatsFi
     if (id.config_sha256 != expected.config_sha256) mismatch(f, "of another config");
     if (id.quantizer != expected.quantizer) mismatch(f, "of quantizer " + id.quantizer);
     if (id.passes != expected.passes) mismatch(f, "of a calibration in another number of passes");
+    if (id.reference != expected.reference || id.host != expected.host) {
+      mismatch(f, "of another build (" + id.reference + ", eulernpu " + id.host + "; this is " +
+                      expected.reference + ", eulernpu " + expected.host + ")");
+    }
     if (f.pass >= upto) {
       throw UserError(
           kNotFit,

@@ -24,6 +24,10 @@ struct StatsIdentity {
   std::string config_sha256;  // the quantization config, canonical text
   std::string quantizer;      // "name version"
   uint32_t passes = 1;        // the quantizer's passes for that config
+  // The build that computed the values: the float reference backend
+  // ("name version") and eulernpu's version. Another build may compute
+  // other float32 values, and the artifact would not be one machine's.
+  std::string reference, host;
 };
 
 struct StatsFile {

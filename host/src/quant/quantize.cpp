@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "formats/sha256.hpp"
 #include "ir/finalize.hpp"
 #include "ir/onnx_convert.hpp"
@@ -202,7 +203,9 @@ QuantizeResult quantize_model(const onnx::ModelProto& float_model, const std::st
                 samples.size(),
                 request.config_sha256,
                 plugin.name + " " + plugin.identity().version,
-                passes};
+                passes,
+                request.reference->name + " " + request.reference->version,
+                kVersion};
   }
   // Passes before `observed` come from the statistics files.
   const uint32_t observed = request.shard           ? request.shard->pass

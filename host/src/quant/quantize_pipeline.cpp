@@ -121,6 +121,18 @@ void measure(const LoadedPlugin& reference, const KeyValues& options,
 
 }  // namespace
 
+CompileConfig effective_config(const QuantizeOptions& options) {
+  CompileConfig config = load_compile_config(options.config, options.preset);
+  // The command line wins over the config, and the manifest records it.
+  if (options.calib_samples) config.samples = *options.calib_samples;
+  return config;
+}
+
+std::string config_sha256(const CompileConfig& config) {
+  const std::string canonical = config.canonical_text();
+  return sha256_hex(canonical.data(), canonical.size());
+}
+
 void check_quantize_options(const QuantizeOptions& options) {
   if (options.calib_samples && *options.calib_samples <= 0) {
     throw UserError("invalid command line", "--calib-samples must be 1 or more",
@@ -154,10 +166,8 @@ Prepared prepare(const PluginRegistry& registry, const QuantizeOptions& options,
                  const onnx::ModelProto& float_model, const std::string& source,
                  Progress& progress) {
   check_quantize_options(options);
-  Prepared p{load_compile_config(options.config, options.preset), {}, float_model, {}};
+  Prepared p{effective_config(options), {}, float_model, {}};
   CompileConfig& config = p.config;
-  // The command line wins over the config, and the manifest records it.
-  if (options.calib_samples) config.samples = *options.calib_samples;
   QuantizeRequest& request = p.request;
   request.quantizer = &find_quantizer(registry, options.quantizer.value_or(""));
   request.reference = &registry.backend("cpu_ref");
@@ -165,8 +175,7 @@ Prepared prepare(const PluginRegistry& registry, const QuantizeOptions& options,
   request.max_samples = config.samples;
   request.quantizer_options = config.to_options();
   request.reference_options = {{"threads", std::to_string(options.threads)}};
-  const std::string canonical = config.canonical_text();
-  request.config_sha256 = sha256_hex(canonical.data(), canonical.size());
+  request.config_sha256 = config_sha256(config);
   for (const std::string& path : options.calib_stats) {
     request.stats.push_back(read_stats_file(path));
   }
@@ -269,7 +278,7 @@ QuantizeOutcome quantize_for_compile(const PluginRegistry& registry, const Quant
                                   : std::filesystem::path(config.name()).filename().string()},
       {"kind", config.from_preset ? "preset" : "file"},
       {"settings", nlohmann::ordered_json::parse(canonical)},
-      {"sha256", sha256_hex(canonical.data(), canonical.size())}};
+      {"sha256", config_sha256(config)}};
   out.backend_options = config.backend_options();
   return out;
 }

@@ -17,6 +17,7 @@
 #include "onnx/onnx_pb.h"
 #include "plugins/backend_calls.hpp"
 #include "plugins/plugin_registry.hpp"
+#include "quant/quant_config.hpp"
 
 namespace eulernpu::host {
 
@@ -60,6 +61,12 @@ struct QuantizeOutcome {
   KeyValues backend_options;           // the config's backend section
   std::string summary;                 // the report's summary, for the console
 };
+
+// The config a quantization uses: the file or preset, with --calib-samples
+// applied; and the sha256 of its canonical text, which the manifest and
+// statistics files record.
+CompileConfig effective_config(const QuantizeOptions& options);
+std::string config_sha256(const CompileConfig& config);
 
 // Throws UserError("invalid command line") for an option out of range:
 // compile checks them before it loads the model, quantize_for_compile again.
