@@ -299,6 +299,10 @@ struct ConvOutput {
   }
 };
 
+// A conv of fewer multiply-adds runs on one thread: `detypify_lenet_op17`'s
+// convs (0.3 and 1.3 M) took longer on two threads than on one.
+constexpr int64_t kMinThreadedMacs = int64_t{1} << 21;
+
 // The buffers of one worker's depthwise planes.
 struct DepthwiseScratch {
   std::vector<float> plane, sums;
@@ -346,7 +350,9 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   const int64_t m_per_group = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const DepthwiseLayout layout(g);
-  parallel_for(g.batch * g.out_channels, ctx.threads, [&](int64_t begin, int64_t end) {
+  const int threads =
+      g.batch * g.out_channels * out_size * ksize >= kMinThreadedMacs ? ctx.threads : 1;
+  parallel_for(g.batch * g.out_channels, threads, [&](int64_t begin, int64_t end) {
     DepthwiseScratch scratch;
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t n = nm / g.out_channels, m = nm % g.out_channels;
@@ -371,9 +377,12 @@ bool reads_x_as_columns(const Geometry& g) {
 // fixed by conv_gemm.hpp, so the blocks may follow the thread count.
 struct PackedBlocks {
   int64_t width = 0, col_blocks = 0, row_blocks = 1, row_width = 0;
+  // The threads the conv gets: one below kMinThreadedMacs multiply-adds.
+  int threads = 1;
 
-  PackedBlocks(int64_t rows, int64_t depth, int64_t cols, int64_t other_tasks, int threads) {
+  PackedBlocks(int64_t rows, int64_t depth, int64_t cols, int64_t other_tasks, int max_threads) {
     const int64_t per_col = std::max<int64_t>(rows * depth, 1);
+    threads = per_col * cols * other_tasks >= kMinThreadedMacs ? max_threads : 1;
     const int64_t cap = std::max<int64_t>(32, (int64_t{1} << 23) / per_col);
     // Blocks of equal width, at least two per thread where the other tasks
     // (images, groups, depth slices) are fewer: one 16384-column block and
@@ -433,7 +442,7 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
     std::vector<int64_t> off(static_cast<size_t>(kc));
     for (int64_t k = 0; k < kc; ++k) off[static_cast<size_t>(k)] = k * g.in_size();
     const PackedBlocks pb(mg, kc, out_size, images, ctx.threads);
-    parallel_tasks(images * pb.tasks(), ctx.threads, [&](int64_t task) {
+    parallel_tasks(images * pb.tasks(), pb.threads, [&](int64_t task) {
       const int64_t rb = task % pb.row_blocks, cb = task / pb.row_blocks % pb.col_blocks;
       const int64_t ng = task / pb.tasks(), n = ng / g.group, gi = ng % g.group;
       const int64_t row0 = rb * pb.row_width, rows = std::min(pb.row_width, mg - row0);
@@ -449,9 +458,11 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
     return;
   }
   const DepthwiseLayout l(g);
+  const int64_t slices = g.out[0], slice_out = g.out[1] * g.out[2];
+  const PackedBlocks pb(mg, kc, l.span, images * slices, ctx.threads);
   // Every input plane padded, zeros in the padding.
   std::vector<float> planes(static_cast<size_t>(g.batch * g.in_channels * l.size()), 0.0f);
-  parallel_for(g.batch * g.in_channels, ctx.threads, [&](int64_t begin, int64_t end) {
+  parallel_for(g.batch * g.in_channels, pb.threads, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       l.fill(g, x + c * g.in_size(), planes.data() + c * l.size(), [](float v) { return v; });
     }
@@ -465,9 +476,7 @@ void packed_conv(const KernelContext& ctx, const Geometry& g) {
   // Outputs before column j of a slice's run: rows of `phase` columns, the
   // first out[2] of each kept.
   auto kept = [&](int64_t j) { return j / l.phase * g.out[2] + std::min(j % l.phase, g.out[2]); };
-  const int64_t slices = g.out[0], slice_out = g.out[1] * g.out[2];
-  const PackedBlocks pb(mg, kc, l.span, images * slices, ctx.threads);
-  parallel_tasks(images * slices * pb.tasks(), ctx.threads, [&](int64_t task) {
+  parallel_tasks(images * slices * pb.tasks(), pb.threads, [&](int64_t task) {
     const int64_t rb = task % pb.row_blocks, cb = task / pb.row_blocks % pb.col_blocks;
     const int64_t o0 = task / pb.tasks() % slices, ng = task / pb.tasks() / slices;
     const int64_t n = ng / g.group, gi = ng % g.group;

@@ -13,6 +13,7 @@
 
 #include "eulernpu/kit/errors.hpp"
 #include "eulernpu/sdk/status.hpp"
+#include "gemv.hpp"
 #include "kernel_util.hpp"
 
 namespace eulernpu::kit {
@@ -142,6 +143,17 @@ void f32_matmul(const KernelContext& ctx) {
   Buffer a = ctx.inputs[0], b = ctx.inputs[1];
   const Buffer& out = ctx.outputs[0];
   const auto [batch, m, n, k] = matmul_shape(a, b, out);
+  if (product(batch_dims(b.shape)) == 1 && product(batch) * m == 1) {
+    // A single row: gemv.hpp reads B once where sgemm would pack it.
+    const float* pa = a.as<float>();
+    const float* pb = b.as<float>();
+    float* py = out.as<float>();
+    parallel_tasks((n + gemv::kBlock - 1) / gemv::kBlock, ctx.threads, [&](int64_t t) {
+      const int64_t j0 = t * gemv::kBlock;
+      gemv::columns(pa, pb, k, n, j0, std::min(n, j0 + gemv::kBlock), py);
+    });
+    return;
+  }
   if (product(batch_dims(b.shape)) == 1) {
     // B is one matrix: A's batches stack into the rows of a single GEMM,
     // which OpenBLAS runs far better than many small ones.
@@ -224,6 +236,25 @@ void f32_gemm(const KernelContext& ctx) {
     pc = c.as<float>();
   }
   float* py = y.as<float>();
+  if (m == 1) {
+    // One row of A (contiguous, transposed or not): gemv.hpp reads B once.
+    // Y = alpha · (A B) + beta · C, each output in that order.
+    const float* pa = a.as<float>();
+    const float* pb = b.as<float>();
+    parallel_tasks((n + gemv::kBlock - 1) / gemv::kBlock, ctx.threads, [&](int64_t t) {
+      const int64_t j0 = t * gemv::kBlock, j1 = std::min(n, j0 + gemv::kBlock);
+      if (tb) {
+        gemv::rows(pa, pb, k, j0, j1, py);
+      } else {
+        gemv::columns(pa, pb, k, n, j0, j1, py);
+      }
+      for (int64_t j = j0; j < j1; ++j) {
+        const float v = alpha * py[j];
+        py[j] = with_c ? v + beta * pc[j * sc[1]] : v;
+      }
+    });
+    return;
+  }
   gemm_in_blocks({ta, tb, m, n, k, alpha, a.as<float>(), b.as<float>(), with_c ? beta : 0.0f, py},
                  ctx.threads, [&](const GemmBlock& blk) {
                    if (!with_c) return;
