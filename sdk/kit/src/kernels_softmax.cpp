@@ -1,6 +1,11 @@
 // Softmax, LogSoftmax and Hardmax, computed in float64 along one axis (or
-// over the 2-D coercion of opsets before 13).
+// over the 2-D coercion of opsets before 13); a contiguous float32 line's
+// exponentials in vectors (softmax_exp.hpp).
+#include <type_traits>
+#include <vector>
+
 #include "elementwise_common.hpp"
+#include "softmax_exp.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -37,9 +42,11 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 template <SoftmaxKind K, typename S>
 void softmax_line(const S* x, S* y, int64_t len, int64_t stride) {
   double mx = -std::numeric_limits<double>::infinity();
+  double mn = std::numeric_limits<double>::infinity();
   int64_t arg = 0;
   for (int64_t j = 0; j < len; ++j) {
     const auto v = static_cast<double>(load(x[j * stride]));
+    mn = std::min(mn, v);
     // The first NaN wins, as numpy's argmax; it then spreads to every output.
     if (v > mx || (std::isnan(v) && !std::isnan(mx))) {
       mx = v;
@@ -49,6 +56,24 @@ void softmax_line(const S* x, S* y, int64_t len, int64_t stride) {
   if constexpr (K == SoftmaxKind::kHardmax) {
     for (int64_t j = 0; j < len; ++j) y[j * stride] = store<S>(j == arg ? 1.0 : 0.0);
     return;
+  }
+  if constexpr (std::is_same_v<S, float>) {
+    // A contiguous float32 line with a finite maximum: its exponentials in
+    // vectors, once each (softmax_exp.hpp).
+    if (stride == 1 && std::isfinite(mx)) {
+      static thread_local std::vector<double> e;
+      e.resize(static_cast<size_t>(len));
+      const double sum = softmax_exp::exponentials(x, len, mx, mn, e.data());
+      if constexpr (K == SoftmaxKind::kSoftmax) {
+        softmax_exp::divide(e.data(), len, sum, y);
+      } else {
+        const double log_sum = std::log(sum);
+        for (int64_t j = 0; j < len; ++j) {
+          y[j] = static_cast<float>(static_cast<double>(x[j]) - mx - log_sum);
+        }
+      }
+      return;
+    }
   }
   double sum = 0;
   for (int64_t j = 0; j < len; ++j) sum += std::exp(static_cast<double>(load(x[j * stride])) - mx);
