@@ -1,5 +1,5 @@
 // cpu_ref's Softmax and LogSoftmax on float32 lines (sdk/kit/src/
-// kernels_softmax.cpp, the exponentials of softmax_exp.hpp): every output
+// kernels_softmax.cpp, the exponentials of exp_vectors.hpp): every output
 // within one float32 ulp of the float64 definition (glibc's exp, summed in
 // order), elements far below the maximum and -inf giving 0, a NaN spreading
 // to its line, and the same bytes at 1 and 2 threads.

@@ -177,6 +177,13 @@ class Chain {
     unary_block(c.relu ? Kind::kRelu : Kind::kClip, in, out, len, c.lo, c.hi);
   }
 
+  // out[j] = HardSigmoid of in[j] as the chain's step computes it (the
+  // standalone float32 HardSigmoid kernel runs this too).
+  static void hard_sigmoid_block(const float* in, float* out, int64_t len, float alpha,
+                                 float beta) {
+    unary_block(Kind::kHardSigmoid, in, out, len, alpha, beta);
+  }
+
   // The steps after the first on elements [at, at + len) of the output,
   // which hold the first step's results; whether there are any.
   bool has_rest() const { return steps_.size() > 1; }

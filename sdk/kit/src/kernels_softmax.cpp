@@ -1,11 +1,11 @@
 // Softmax, LogSoftmax and Hardmax, computed in float64 along one axis (or
 // over the 2-D coercion of opsets before 13); a contiguous float32 line's
-// exponentials in vectors (softmax_exp.hpp).
+// exponentials in vectors (exp_vectors.hpp).
 #include <type_traits>
 #include <vector>
 
 #include "elementwise_common.hpp"
-#include "softmax_exp.hpp"
+#include "exp_vectors.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -59,13 +59,13 @@ void softmax_line(const S* x, S* y, int64_t len, int64_t stride) {
   }
   if constexpr (std::is_same_v<S, float>) {
     // A contiguous float32 line with a finite maximum: its exponentials in
-    // vectors, once each (softmax_exp.hpp).
+    // vectors, once each (exp_vectors.hpp).
     if (stride == 1 && std::isfinite(mx)) {
       static thread_local std::vector<double> e;
       e.resize(static_cast<size_t>(len));
-      const double sum = softmax_exp::exponentials(x, len, mx, mn, e.data());
+      const double sum = exp_vectors::exponentials(x, len, mx, mn, e.data());
       if constexpr (K == SoftmaxKind::kSoftmax) {
-        softmax_exp::divide(e.data(), len, sum, y);
+        exp_vectors::divide(e.data(), len, sum, y);
       } else {
         const double log_sum = std::log(sum);
         for (int64_t j = 0; j < len; ++j) {

@@ -1,6 +1,8 @@
 // Unary kernels: math functions, activations, Clip, Not, BitwiseNot, IsNaN
 // and IsInf (elementwise_common.hpp has the precision rules).
+#include "elementwise_chain.hpp"
 #include "elementwise_common.hpp"
+#include "exp_vectors.hpp"
 
 namespace eulernpu::kit {
 namespace {
@@ -248,6 +250,42 @@ void unary_kernel(const KernelContext& ctx) {
   });
 }
 
+// HardSigmoid: float32 in the elementwise chains' vector loop (the same
+// operations: elementwise_common.hpp's hard_sigmoid), the other types
+// element by element.
+void hard_sigmoid_kernel(const KernelContext& ctx) {
+  const Buffer& x = ctx.inputs[0];
+  if (x.dtype != ENP_DTYPE_FLOAT32 || ctx.outputs[0].dtype != ENP_DTYPE_FLOAT32) {
+    return unary_kernel<HardSigmoidOp>(ctx);
+  }
+  const HardSigmoidOp op(ctx);
+  const float* px = x.as<float>();
+  float* py = ctx.outputs[0].as<float>();
+  const int64_t n = ctx.outputs[0].count();
+  if (x.count() != n) corrupt("HardSigmoid's input and output sizes differ");
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
+    elementwise::Chain::hard_sigmoid_block(px + begin, py + begin, end - begin,
+                                           static_cast<float>(op.alpha),
+                                           static_cast<float>(op.beta));
+  });
+}
+
+// Sigmoid: float32 through exp_vectors.hpp, the other types element by
+// element, both 1 / (1 + exp(-x)) in float64.
+void sigmoid_kernel(const KernelContext& ctx) {
+  const Buffer& x = ctx.inputs[0];
+  if (x.dtype != ENP_DTYPE_FLOAT32 || ctx.outputs[0].dtype != ENP_DTYPE_FLOAT32) {
+    return unary_kernel<Math<&d_sigmoid>, kFloats>(ctx);
+  }
+  const float* px = x.as<float>();
+  float* py = ctx.outputs[0].as<float>();
+  const int64_t n = ctx.outputs[0].count();
+  if (x.count() != n) corrupt("Sigmoid's input and output sizes differ");
+  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
+    exp_vectors::sigmoid(px + begin, end - begin, py + begin);
+  });
+}
+
 void isnan_kernel(const KernelContext& ctx) {
   dispatch<kFloats>(ctx.inputs[0].dtype, [&]<typename S>() {
     map_unary<S, uint8_t>(ctx, ctx.inputs[0], ctx.outputs[0],
@@ -333,7 +371,7 @@ std::vector<OpEntry> unary_ops() {
       {"Floor", 6, 0, kFloats, "", nullptr, &unary_kernel<FloorOp>},
       {"Gelu", 20, 0, kFloats, "approximate none or tanh; float64", &gelu_check,
        &unary_kernel<GeluOp>},
-      {"HardSigmoid", 6, 0, kFloats, "", nullptr, &unary_kernel<HardSigmoidOp>},
+      {"HardSigmoid", 6, 0, kFloats, "", nullptr, &hard_sigmoid_kernel},
       {"HardSwish", 14, 0, kFloats, "", nullptr, &unary_kernel<HardSwishOp>},
       {"IsInf", 10, 0, kFloats, "", nullptr, &isinf_kernel},
       {"IsNaN", 9, 0, kFloats, "", nullptr, &isnan_kernel},
@@ -347,7 +385,7 @@ std::vector<OpEntry> unary_ops() {
       {"Round", 11, 0, kFloats, "halves to even", nullptr, &unary_kernel<RoundOp>},
       {"Selu", 6, 0, kFloats, kF64Math, nullptr, &unary_kernel<SeluOp>},
       {"Shrink", 9, 0, kFloats, "", nullptr, &unary_kernel<ShrinkOp>},
-      {"Sigmoid", 6, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_sigmoid>>},
+      {"Sigmoid", 6, 0, kFloats, kF64Math, nullptr, &sigmoid_kernel},
       {"Sign", 9, 0, kNumeric, "", nullptr, &unary_kernel<SignOp, kNumeric>},
       {"Sin", 7, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_sin>>},
       {"Sinh", 9, 0, kFloats, kF64Math, nullptr, &unary_kernel<Math<&d_sinh>>},

@@ -1,11 +1,11 @@
-#include "softmax_exp.hpp"
+#include "exp_vectors.hpp"
 
 #include <cmath>
 #include <cstring>
 
 #include "eulernpu/sdk/simd_clones.hpp"
 
-namespace eulernpu::kit::softmax_exp {
+namespace eulernpu::kit::exp_vectors {
 
 namespace {
 
@@ -14,7 +14,7 @@ using D8 = double __attribute__((vector_size(64)));
 using I8 = int64_t __attribute__((vector_size(64)));
 constexpr int64_t kLanes = 8;
 
-// exp(v) for v in [-708, 0]: v = k ln2 + r with k = round(v / ln2) (the
+// exp(v) for v in [-708, 708]: v = k ln2 + r with k = round(v / ln2) (the
 // 1.5 · 2^52 shifter rounds to nearest) and |r| <= ln2 / 2, ln2 split so
 // that k · ln2_hi is exact; exp(r) by its Taylor series to r^13 / 13!
 // (the first term left out is below 2^-60); then 2^k put into the exponent.
@@ -123,9 +123,53 @@ double exponentials(const float* x, int64_t len, double max, double min, double*
   return lanes[0];
 }
 
+// Sigmoid of N vectors at x (N independent polynomial chains); an element
+// outside [-708, 708] (NaN included) takes glibc's exp.
+template <int N>
+[[gnu::always_inline]] inline void sigmoid_vectors(const float* x, float* y) {
+  D8 v[N], in_range[N], out[N];
+  bool outside[N] = {};
+  for (int c = 0; c < N; ++c) {
+    F8 xf;
+    std::memcpy(&xf, x + c * kLanes, sizeof xf);
+    v[c] = -__builtin_convertvector(xf, D8);
+    in_range[c] = v[c];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const bool inside = v[c][l] >= -708.0 && v[c][l] <= 708.0;
+      outside[c] = outside[c] || !inside;
+      in_range[c][l] = inside ? v[c][l] : 0.0;
+    }
+  }
+  for (int c = 0; c < N; ++c) exp_lanes(in_range[c], out[c]);
+  for (int c = 0; c < N; ++c) {
+    if (outside[c]) {
+      for (int64_t l = 0; l < kLanes; ++l) {
+        if (!(v[c][l] >= -708.0 && v[c][l] <= 708.0)) out[c][l] = std::exp(v[c][l]);
+      }
+    }
+    const D8 s = 1.0 / (1.0 + out[c]);
+    const F8 f = __builtin_convertvector(s, F8);
+    std::memcpy(y + c * kLanes, &f, sizeof f);
+  }
+}
+
+EULERNPU_SIMD_CLONES
+void sigmoid(const float* x, int64_t len, float* y) {
+  int64_t j = 0;
+  for (; j + 4 * kLanes <= len; j += 4 * kLanes) sigmoid_vectors<4>(x + j, y + j);
+  for (; j + kLanes <= len; j += kLanes) sigmoid_vectors<1>(x + j, y + j);
+  if (j < len) {
+    // The last elements through a vector of their own, the rest of it 0.
+    float in[kLanes] = {}, out[kLanes];
+    std::memcpy(in, x + j, static_cast<size_t>(len - j) * sizeof(float));
+    sigmoid_vectors<1>(in, out);
+    std::memcpy(y + j, out, static_cast<size_t>(len - j) * sizeof(float));
+  }
+}
+
 EULERNPU_SIMD_CLONES
 void divide(const double* e, int64_t len, double sum, float* y) {
   for (int64_t j = 0; j < len; ++j) y[j] = static_cast<float>(e[j] / sum);
 }
 
-}  // namespace eulernpu::kit::softmax_exp
+}  // namespace eulernpu::kit::exp_vectors
