@@ -58,9 +58,10 @@ void softmax_line(const S* x, S* y, int64_t len, int64_t stride) {
     return;
   }
   if constexpr (std::is_same_v<S, float>) {
-    // A contiguous float32 line with a finite maximum: its exponentials in
-    // vectors, once each (exp_vectors.hpp).
-    if (stride == 1 && std::isfinite(mx)) {
+    // A contiguous float32 line of a vector or more with a finite maximum:
+    // its exponentials in vectors, once each (exp_vectors.hpp). Shorter
+    // lines (a detector's two class scores) cost more set up that way.
+    if (stride == 1 && len >= 16 && std::isfinite(mx)) {
       static thread_local std::vector<double> e;
       e.resize(static_cast<size_t>(len));
       const double sum = exp_vectors::exponentials(x, len, mx, mn, e.data());
