@@ -24,7 +24,7 @@ out).
 
 usage: /usr/bin/python3 benchmarks/ort_side_by_side.py [--eulernpu BIN]
            [--model ID]... [--threads 1,2] [--iterations 20] [--warmup 3]
-           [--rounds 3] [--no-int8] [--json FILE] [--write-docs]
+           [--rounds 5] [--no-int8] [--json FILE] [--write-docs]
 """
 import argparse
 import json
@@ -176,7 +176,7 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-int8", action="store_true", help="float32 only: no int8 column")
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--write-docs", action="store_true",
