@@ -148,9 +148,12 @@ void f32_matmul(const KernelContext& ctx) {
     const float* pa = a.as<float>();
     const float* pb = b.as<float>();
     float* py = out.as<float>();
-    parallel_tasks((n + gemv::kBlock - 1) / gemv::kBlock, ctx.threads, [&](int64_t t) {
+    // Copies: a lambda may not capture structured bindings before C++20's
+    // P1091 (clang 15 refuses).
+    const int64_t cols = n, depth = k;
+    parallel_tasks((cols + gemv::kBlock - 1) / gemv::kBlock, ctx.threads, [&](int64_t t) {
       const int64_t j0 = t * gemv::kBlock;
-      gemv::columns(pa, pb, k, n, j0, std::min(n, j0 + gemv::kBlock), py);
+      gemv::columns(pa, pb, depth, cols, j0, std::min(cols, j0 + gemv::kBlock), py);
     });
     return;
   }

@@ -364,7 +364,17 @@ void two_tap_windows(const float* src, float* dst, int64_t rows, int64_t in_len,
       std::memcpy(&w1, win[b].w1, sizeof w1);
       std::memcpy(&t0, win[b].tap0, sizeof t0);
       std::memcpy(&t1, win[b].tap1, sizeof t1);
-      const Lanes y = w0 * __builtin_shuffle(x, t0) + w1 * __builtin_shuffle(x, t1);
+#if defined(__clang__)
+      // clang has no variable shuffle of generic vectors: lane by lane.
+      Lanes x0, x1;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        x0[l] = x[t0[l]];
+        x1[l] = x[t1[l]];
+      }
+#else
+      const Lanes x0 = __builtin_shuffle(x, t0), x1 = __builtin_shuffle(x, t1);
+#endif
+      const Lanes y = w0 * x0 + w1 * x1;
       std::memcpy(d + win[b].first, &y, sizeof y);
     }
   }
