@@ -71,8 +71,9 @@ TEST(MaxPoolTest, VectorRowsGiveTheTapByTapBytes) {
       {3, 15, 3, 1, 1, 1, 1},
       {7, 130, 3, 3, 1, 1, 0},
       {4, 70, 4, 2, 1, 5, 5},
-      // Rows shorter than a vector: the unrolled 2×2 window (dilated too)
-      // and the general one.
+      // Rows shorter than a vector (one vector each; the last rows of X,
+      // where its reads would pass X's end, one output at a time), a 2×2
+      // window dilated too.
       {28, 28, 2, 2, 1, 0, 0},
       {10, 21, 2, 1, 2, 0, 0},
       {9, 17, 3, 2, 1, 1, 1},

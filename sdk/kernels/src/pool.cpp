@@ -143,18 +143,6 @@ struct MaxRows {
     const int64_t kernel = sh.kernel[2], stride = sh.stride[2], dilation = sh.dilation[2];
     const size_t count = rows.size();
     auto fold = [](T acc, T v) { return v > acc ? v : acc; };
-    if (count == 2 && kernel == 2) {
-      // The 2×2 window, unrolled.
-      const T* r0 = rows[0];
-      const T* r1 = rows[1];
-      for (int64_t o = lo; o < hi; ++o) {
-        const int64_t at = o * stride - sh.pad_begin[2];
-        T acc = fold(r0[at], r0[at + dilation]);
-        acc = fold(acc, r1[at]);
-        out[o] = fold(acc, r1[at + dilation]);
-      }
-      return;
-    }
     for (int64_t o = lo; o < hi; ++o) {
       const int64_t at = o * stride - sh.pad_begin[2];
       T acc = rows[0][at];

@@ -302,6 +302,7 @@ struct ConvOutput {
 // A conv of fewer multiply-adds runs on one thread: `detypify_lenet_op17`'s
 // convs (0.3 and 1.3 M) took longer on two threads than on one.
 constexpr int64_t kMinThreadedMacs = int64_t{1} << 21;
+int conv_threads(int64_t macs, int threads) { return macs >= kMinThreadedMacs ? threads : 1; }
 
 // The buffers of one worker's depthwise planes.
 struct DepthwiseScratch {
@@ -350,8 +351,7 @@ void depthwise_conv(const KernelContext& ctx, const Geometry& g) {
   const int64_t m_per_group = g.out_channels / g.group;
   const int64_t ksize = g.kernel_size(), in_size = g.in_size(), out_size = g.out_size();
   const DepthwiseLayout layout(g);
-  const int threads =
-      g.batch * g.out_channels * out_size * ksize >= kMinThreadedMacs ? ctx.threads : 1;
+  const int threads = conv_threads(g.batch * g.out_channels * out_size * ksize, ctx.threads);
   parallel_for(g.batch * g.out_channels, threads, [&](int64_t begin, int64_t end) {
     DepthwiseScratch scratch;
     for (int64_t nm = begin; nm < end; ++nm) {
@@ -382,7 +382,7 @@ struct PackedBlocks {
 
   PackedBlocks(int64_t rows, int64_t depth, int64_t cols, int64_t other_tasks, int max_threads) {
     const int64_t per_col = std::max<int64_t>(rows * depth, 1);
-    threads = per_col * cols * other_tasks >= kMinThreadedMacs ? max_threads : 1;
+    threads = conv_threads(per_col * cols * other_tasks, max_threads);
     const int64_t cap = std::max<int64_t>(32, (int64_t{1} << 23) / per_col);
     // Blocks of equal width, at least two per thread where the other tasks
     // (images, groups, depth slices) are fewer: one 16384-column block and

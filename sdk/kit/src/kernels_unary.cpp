@@ -250,40 +250,37 @@ void unary_kernel(const KernelContext& ctx) {
   });
 }
 
-// HardSigmoid: float32 in the elementwise chains' vector loop (the same
-// operations: elementwise_common.hpp's hard_sigmoid), the other types
-// element by element.
-void hard_sigmoid_kernel(const KernelContext& ctx) {
+// A float32 unary op whose float32 loop runs on blocks (block(in, out,
+// len)), shared among the threads; other types go through `fallback`.
+template <typename Block>
+void float32_blocks(const KernelContext& ctx, void (*fallback)(const KernelContext&), Block block) {
   const Buffer& x = ctx.inputs[0];
   if (x.dtype != ENP_DTYPE_FLOAT32 || ctx.outputs[0].dtype != ENP_DTYPE_FLOAT32) {
-    return unary_kernel<HardSigmoidOp>(ctx);
+    return fallback(ctx);
   }
-  const HardSigmoidOp op(ctx);
   const float* px = x.as<float>();
   float* py = ctx.outputs[0].as<float>();
   const int64_t n = ctx.outputs[0].count();
-  if (x.count() != n) corrupt("HardSigmoid's input and output sizes differ");
-  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
-    elementwise::Chain::hard_sigmoid_block(px + begin, py + begin, end - begin,
-                                           static_cast<float>(op.alpha),
-                                           static_cast<float>(op.beta));
+  if (x.count() != n) corrupt("an elementwise op's input and output sizes differ");
+  parallel_for(n, threads_for(ctx, n),
+               [&](int64_t begin, int64_t end) { block(px + begin, py + begin, end - begin); });
+}
+
+// HardSigmoid: float32 in the elementwise chains' vector loop (the same
+// operations: elementwise_common.hpp's hard_sigmoid).
+void hard_sigmoid_kernel(const KernelContext& ctx) {
+  const HardSigmoidOp op(ctx);
+  const auto alpha = static_cast<float>(op.alpha), beta = static_cast<float>(op.beta);
+  float32_blocks(ctx, &unary_kernel<HardSigmoidOp>, [&](const float* in, float* out, int64_t len) {
+    elementwise::Chain::hard_sigmoid_block(in, out, len, alpha, beta);
   });
 }
 
-// Sigmoid: float32 through exp_vectors.hpp, the other types element by
-// element, both 1 / (1 + exp(-x)) in float64.
+// Sigmoid: 1 / (1 + exp(-x)) in float64; float32 through exp_vectors.hpp.
 void sigmoid_kernel(const KernelContext& ctx) {
-  const Buffer& x = ctx.inputs[0];
-  if (x.dtype != ENP_DTYPE_FLOAT32 || ctx.outputs[0].dtype != ENP_DTYPE_FLOAT32) {
-    return unary_kernel<Math<&d_sigmoid>, kFloats>(ctx);
-  }
-  const float* px = x.as<float>();
-  float* py = ctx.outputs[0].as<float>();
-  const int64_t n = ctx.outputs[0].count();
-  if (x.count() != n) corrupt("Sigmoid's input and output sizes differ");
-  parallel_for(n, threads_for(ctx, n), [&](int64_t begin, int64_t end) {
-    exp_vectors::sigmoid(px + begin, end - begin, py + begin);
-  });
+  float32_blocks(
+      ctx, &unary_kernel<Math<&d_sigmoid>, kFloats>,
+      [](const float* in, float* out, int64_t len) { exp_vectors::sigmoid(in, len, out); });
 }
 
 void isnan_kernel(const KernelContext& ctx) {
